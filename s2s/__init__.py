@@ -1,0 +1,15 @@
+"""s2s: source-to-source automatic differentiation for NumPy code.
+
+    import s2s
+    dloss = s2s.grad(loss)          # generated Python source, in a real file
+    print(s2s.show(loss))           # read it
+"""
+from . import rules as _rules  # noqa: F401  (registers the rule tables)
+from .api import grad, show, value_and_grad, vjp
+from .errors import (ArgumentError, NoRuleError, NonDifferentiableError, RecursionNotSupportedError,
+                     S2SError, TransformError, UnsupportedSyntaxError)
+
+__all__ = ["grad", "value_and_grad", "vjp", "show", "S2SError", "TransformError",
+           "UnsupportedSyntaxError", "NoRuleError", "RecursionNotSupportedError",
+           "NonDifferentiableError", "ArgumentError"]
+__version__ = "0.1.0"

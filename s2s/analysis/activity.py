@@ -1,0 +1,89 @@
+"""Activity analysis: which variables need derivatives.
+
+A variable is *varied* if it depends differentiably on an input we
+differentiate with respect to, and *useful* if the output depends
+differentiably on it; only variables that are both get adjoint code.  The
+analysis is flow-insensitive (one fixpoint over all statements), which is
+conservative: it may keep an adjoint that is always zero, never drop one
+that is not.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..rules import lookup
+from .. import runtime as rt
+
+
+def _stmts(body):
+    for s in body:
+        yield s
+        for field in ("body", "orelse"):
+            yield from _stmts(getattr(s, field, []) or [])
+
+
+def operand_names(value) -> list[str]:
+    """Names whose values flow differentiably into `value` (an ANF right-hand side)."""
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.BinOp):
+        return [n.id for n in (value.left, value.right) if isinstance(n, gast.Name)]
+    if isinstance(value, gast.UnaryOp):
+        if isinstance(value.op, gast.Not):
+            return []
+        return [value.operand.id] if isinstance(value.operand, gast.Name) else []
+    if isinstance(value, gast.Subscript):
+        return [value.value.id] if isinstance(value.value, gast.Name) else []
+    if isinstance(value, gast.Call):
+        rule = lookup(getattr(value, "s2s_fn", None))
+        if rule is not None and rule.nondiff:
+            return []
+        out = []
+        for a in list(value.args) + [k.value for k in value.keywords]:
+            for n in gast.walk(a):
+                if isinstance(n, gast.Name):
+                    out.append(n.id)
+        return out
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return [n.id for n in gast.walk(value) if isinstance(n, gast.Name)]
+    return []  # constants, comparisons, attributes (.shape)
+
+
+def activity(body: list, wrt: list[str], outputs: list[str]) -> set[str]:
+    """Return the set of active variable names."""
+    edges: list[tuple[str, str]] = []   # (source, target): target depends on source
+    for s in _stmts(body):
+        if isinstance(s, gast.Assign):
+            t = s.targets[0]
+            if isinstance(t, gast.Name):
+                for n in operand_names(s.value):
+                    edges.append((n, t.id))
+            elif isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                for n in operand_names(s.value):
+                    edges.append((n, t.value.id))
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            fn = getattr(s.value, "s2s_fn", None)
+            args = s.value.args
+            if fn in (rt.push, rt.add_at) and args and isinstance(args[0], gast.Name):
+                for a in args[1:]:
+                    for n in gast.walk(a):
+                        if isinstance(n, gast.Name):
+                            edges.append((n.id, args[0].id))
+    varied = _closure(set(wrt), edges)
+    useful = _closure(set(outputs), [(b, a) for a, b in edges])
+    return varied & useful
+
+
+def _closure(start: set[str], edges: list[tuple[str, str]]) -> set[str]:
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        n = todo.pop()
+        for m in succ.get(n, ()):
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return seen

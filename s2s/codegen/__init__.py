@@ -1,0 +1,1 @@
+"""Codegen: naming conventions and emission of real source files."""

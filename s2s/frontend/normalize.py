@@ -1,0 +1,991 @@
+"""Normalize: a parsed user function -> one function in A-normal form (ANF).
+
+What resolution, inlining and desugaring leave behind (later passes rely on it):
+
+- every call is resolved to an object with a rule (`node.s2s_fn`), spelled by
+  the rule's canonical name (``np.sin``); calls to the user's own Python
+  functions are inlined (their locals renamed), methods become functions
+  (``x.sum(1)`` -> ``np.sum(x, 1)``, ``x.T`` -> ``np.transpose(x)``);
+- statements are only
+    ``name = <simple>``          simple: an atom, ``a OP b``, ``OP a``,
+                                  ``a CMP b``, ``f(atoms)``, ``a[index]``, ``a.attr``
+    ``name[index] = atom``        an indexed write
+    ``f(atoms)``                  a call for its effect (tape push, print)
+    ``if name: ... else: ...``
+    ``for name in range(atoms): ...``   (no break/continue/return inside)
+    ``while name: ...``           (the condition is recomputed at the end of the body)
+    ``return atom`` / ``return (atom, ...)``  exactly once, last
+  where an atom is a Name, a Constant, or (as a call argument) a tuple/list of atoms;
+- augmented assignment, tuple unpacking, chained comparisons, ``and``/``or``,
+  conditional expressions, ``break``/``continue`` and early ``return`` are
+  desugared (flags guard the statements they skip);
+- tuples and lists built from literals are split into one variable per element
+  (``parts = [a, b]`` -> ``parts_0 = a; parts_1 = b``), so no container reaches
+  the transforms;
+- every statement keeps the user's line number (``lineno``) and the source it
+  came from (``s2s_src``: the SourceInfo of the file).
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import dataclasses
+import inspect
+import math
+import types
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..errors import (NoRuleError, RecursionNotSupportedError, TransformError,
+                      UnsupportedSyntaxError)
+from ..rules import lookup
+from .fence import fence
+from .parse import ParsedFunction, SourceInfo, parse_function
+
+# Methods of ndarray, as the NumPy function that takes the array first.
+METHODS: dict[str, Any] = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+    "dot": np.dot, "copy": np.copy, "ravel": np.ravel, "flatten": np.ravel,
+    "reshape": np.reshape, "transpose": np.transpose, "astype": rt.astype,
+    "clip": np.clip, "std": np.std, "var": np.var, "squeeze": np.squeeze,
+    "swapaxes": np.swapaxes, "cumsum": np.cumsum, "cumprod": np.cumprod,
+    "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
+    "round": np.round, "trace": np.trace, "diagonal": np.diagonal,
+}
+VARARG_METHODS = {"reshape", "transpose"}
+NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
+
+
+def base_namespace() -> dict[str, Any]:
+    """Globals every generated module starts with."""
+    ns: dict[str, Any] = {"np": np, "math": math}
+    for name in dir(rt):
+        obj = getattr(rt, name)
+        if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == rt.__name__:
+            ns[name] = obj
+    return ns
+
+
+# ----- small AST helpers -------------------------------------------------------
+
+def name(id_: str, ctx=None) -> gast.Name:
+    return gast.Name(id_, ctx or gast.Load(), None, None)
+
+
+def const(v: Any) -> gast.Constant:
+    return gast.Constant(v, None)
+
+
+def assign(target: str | Any, value: Any, like: Any = None) -> gast.Assign:
+    tgt = name(target, gast.Store()) if isinstance(target, str) else target
+    node = gast.Assign(targets=[tgt], value=value, type_comment=None)
+    if like is not None:
+        copy_loc(node, like)
+    return node
+
+
+def copy_loc(node: Any, like: Any) -> Any:
+    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "s2s_src"):
+        if hasattr(like, attr):
+            setattr(node, attr, getattr(like, attr))
+    return node
+
+
+def is_atom(node: Any) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def parse_expr(text: str) -> Any:
+    return gast.parse(text).body[0].value
+
+
+def names_in(node: Any) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def assigned_names(stmts: list) -> set[str]:
+    out = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.add(n.id)
+    return out
+
+
+class Namer:
+    """Fresh, readable names: user names stay, temporaries are t1, t2, ..."""
+
+    def __init__(self, taken: set[str]):
+        self.taken = set(taken)
+        self.counter = 0
+
+    def temp(self) -> str:
+        while True:
+            self.counter += 1
+            cand = f"t{self.counter}"
+            if cand not in self.taken:
+                self.taken.add(cand)
+                return cand
+
+    def fresh(self, base: str) -> str:
+        cand, i = base, 0
+        while cand in self.taken:
+            i += 1
+            cand = f"{base}{i}" if not base[-1].isdigit() else f"{base}_{i}"
+        self.taken.add(cand)
+        return cand
+
+
+@dataclasses.dataclass
+class Loop:
+    cond: str | None      # the while-condition name (None for a plain for loop)
+    go: str | None        # flag cleared by break/continue/return; guards the rest of the body
+
+
+@dataclasses.dataclass
+class Frame:
+    """One function being normalized (the top one, or an inlined helper)."""
+    parsed: ParsedFunction
+    rename: dict[str, str]
+    locals: set[str]
+    result: str | None          # variable receiving the return value (None: plain return)
+    live: str | None            # flag cleared by an early return
+    loops: list[Loop] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class NormalizedFunction:
+    node: gast.FunctionDef
+    namespace: dict[str, Any]   # globals of the generated module
+    source: SourceInfo
+    params: list[str]
+
+
+class Normalizer:
+    def __init__(self, parsed: ParsedFunction):
+        self.top = parsed
+        self.ns = base_namespace()
+        taken = set(self.ns) | set(dir(builtins))
+        for n in gast.walk(parsed.node):
+            if isinstance(n, gast.Name):
+                taken.add(n.id)
+        taken |= {a.id for a in parsed.node.args.args}
+        self.namer = Namer(taken)
+        self.global_names = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
+        self.aggregates: dict[str, list[str]] = {}   # split tuples/lists: var -> element vars
+        self.inline_stack: list[Any] = [parsed.fn]
+        self.frame: Frame | None = None
+
+    # ----- errors -------------------------------------------------------------
+    def error(self, cls, msg, node, hint=None):
+        return self.frame.parsed.source.error(cls, msg, node, hint)
+
+    # ----- entry ----------------------------------------------------------------
+    def run(self) -> NormalizedFunction:
+        fdef = self.top.node
+        params = [a.id for a in fdef.args.args]
+        if fdef.args.kwonlyargs or fdef.args.posonlyargs:
+            raise self.top.source.error(UnsupportedSyntaxError, "keyword-only and positional-only parameters are not supported", fdef)
+        local = params + sorted(assigned_names(fdef.body) - set(params))
+        self.global_names -= set(local)
+        body_src = list(fdef.body)
+        if not body_src or not isinstance(body_src[-1], gast.Return):
+            body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
+        early = _has_early_return(body_src)
+        # A local that shadows a name generated code needs (np, push, ...) is renamed.
+        rename = {n: (self.namer.fresh(n + "_") if n in self.ns else n) for n in local}
+        frame = Frame(self.top, rename, set(local), None, None)
+        self.frame = frame
+        body: list = []
+        if early:
+            frame.result = self.namer.fresh("result")
+            frame.live = self.namer.fresh("alive")
+            body.append(assign(frame.live, const(True), fdef))
+        out, _ = self.stmts(body_src)
+        body += out
+        if early:
+            ret = gast.Return(value=self.aggregate_or_name(frame.result))
+            copy_loc(ret, body_src[-1])
+            body.append(ret)
+        args = copy.deepcopy(fdef.args)
+        for a in args.args:
+            a.id = rename[a.id]
+        new = gast.FunctionDef(name=fdef.name, args=args, body=body, decorator_list=[],
+                               returns=None, type_comment=None, type_params=[])
+        copy_loc(new, fdef)
+        for n in gast.walk(new):
+            if hasattr(n, "lineno") and not hasattr(n, "s2s_src"):
+                n.s2s_src = self.top.source
+        return NormalizedFunction(new, self.ns, self.top.source, params)
+
+    # ----- statements ---------------------------------------------------------
+    def stmts(self, body: list) -> tuple[list, bool]:
+        """Normalize a statement list; True if control may leave it early."""
+        out: list = []
+        for i, s in enumerate(body):
+            new, exits = self.stmt(s)
+            for n in new:
+                if not hasattr(n, "lineno"):
+                    copy_loc(n, s)
+                if not hasattr(n, "s2s_src"):
+                    n.s2s_src = self.frame.parsed.source
+            out += new
+            if exits:
+                rest = body[i + 1:]
+                if rest:
+                    guard = self.guard_flag()
+                    inner, _ = self.stmts(rest)
+                    if inner:
+                        out.append(copy_loc(gast.If(test=name(guard), body=inner, orelse=[]), rest[0]))
+                return out, True
+        return out, False
+
+    def guard_flag(self) -> str:
+        f = self.frame
+        if f.loops:
+            return f.loops[-1].go
+        return f.live
+
+    def stmt(self, s) -> tuple[list, bool]:
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise self.error(UnsupportedSyntaxError, f"s2s does not support `{type(s).__name__}` statements", s)
+        return method(s)
+
+    def stmt_Pass(self, s):
+        return [], False
+
+    def stmt_Expr(self, s):
+        if isinstance(s.value, gast.Constant):  # docstring or bare constant
+            return [], False
+        out: list = []
+        value = self.simple(s.value, out)
+        if isinstance(value, gast.Call):
+            out.append(copy_loc(gast.Expr(value=value), s))
+        return out, False
+
+    def stmt_Assert(self, s):
+        out: list = []
+        test = self.atom(s.test, out)
+        msg = self.atom(s.msg, out) if s.msg is not None else None
+        out.append(copy_loc(gast.Assert(test=test, msg=msg), s))
+        return out, False
+
+    def stmt_Assign(self, s):
+        out: list = []
+        if len(s.targets) == 1:
+            self.assign_to(s.targets[0], s.value, out, s)
+            return out, False
+        value = self.atom(s.value, out)
+        for t in s.targets:
+            self.assign_to(t, value, out, s)
+        return out, False
+
+    def stmt_AnnAssign(self, s):
+        if s.value is None:
+            return [], False
+        out: list = []
+        self.assign_to(s.target, s.value, out, s)
+        return out, False
+
+    def stmt_AugAssign(self, s):
+        out: list = []
+        target = s.target
+        if isinstance(target, gast.Name):
+            load = name(target.id)
+            copy_loc(load, target)
+            self.assign_to(target, copy_loc(gast.BinOp(load, s.op, s.value), s), out, s)
+        elif isinstance(target, gast.Subscript):
+            base = self.local_name(target.value, s)
+            index = self.index(target.slice, out)
+            old = self.namer.temp()
+            out.append(assign(old, gast.Subscript(name(base), index, gast.Load()), s))
+            rhs = self.atom(s.value, out)
+            new = self.namer.temp()
+            out.append(assign(new, gast.BinOp(name(old), s.op, rhs), s))
+            out.append(assign(gast.Subscript(name(base), copy.deepcopy(index), gast.Store()), name(new), s))
+        else:
+            raise self.error(UnsupportedSyntaxError, "unsupported augmented assignment target", s)
+        return out, False
+
+    def assign_to(self, target, value, out: list, s) -> None:
+        if isinstance(target, gast.Name):
+            var = self.store_name(target.id, s)
+            if isinstance(value, (gast.Tuple, gast.List)):
+                self.assign_aggregate(var, value.elts, out, s)
+                return
+            simple = self.simple(value, out)
+            if isinstance(simple, gast.Name) and simple.id in self.aggregates:
+                self.bind_value(var, self.aggregate_or_name(simple.id), out, s)
+                return
+            if var in names_in(simple) and not is_atom(simple):
+                tmp = self.namer.temp()
+                out.append(assign(tmp, simple, s))
+                simple = name(tmp)
+            if var in self.aggregates:
+                raise self.error(UnsupportedSyntaxError, f"`{target.id}` holds a tuple/list elsewhere and a single value here",
+                                 s, "use different variable names for the tuple and the value")
+            out.append(assign(var, simple, s))
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)):
+                if len(value.elts) != len(target.elts):
+                    raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
+                atoms = [self.atom(v, out) for v in value.elts]
+                # copy to temporaries first, so `a, b = b, a` swaps
+                tmps = []
+                for a in atoms:
+                    if isinstance(a, gast.Name):
+                        tmp = self.namer.temp()
+                        out.append(assign(tmp, a, s))
+                        tmps.append(name(tmp))
+                    else:
+                        tmps.append(a)
+                for t, a in zip(target.elts, tmps):
+                    self.assign_normalized(t, a, out, s)
+                return
+            src = self.atom(value, out)
+            elems = self.aggregates.get(src.id) if isinstance(src, gast.Name) else None
+            if elems is None:
+                raise self.error(UnsupportedSyntaxError, "s2s can unpack only tuples/lists it can see being built",
+                                 s, "return or build the tuple explicitly (e.g. `return a, b`)")
+            if len(elems) != len(target.elts):
+                raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
+            for t, e in zip(target.elts, elems):
+                self.assign_normalized(t, self.aggregate_or_name(e), out, s)
+        elif isinstance(target, gast.Subscript):
+            base = self.local_name(target.value, s)
+            index = self.index(target.slice, out)
+            rhs = self.atom(value, out)
+            out.append(assign(gast.Subscript(name(base), index, gast.Store()), rhs, s))
+        else:
+            raise self.error(UnsupportedSyntaxError, f"cannot assign to {type(target).__name__}", s,
+                             "assign to a variable or an indexed array element")
+
+    def assign_normalized(self, target, value, out: list, s) -> None:
+        """Assign an already-normalized value to a (not yet normalized) user target."""
+        if isinstance(target, gast.Name):
+            self.bind_value(self.store_name(target.id, s), value, out, s)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, gast.Name) and value.id in self.aggregates:
+                value = self.aggregate_or_name(value.id)
+            if not isinstance(value, (gast.Tuple, gast.List)):
+                raise self.error(UnsupportedSyntaxError, "s2s can unpack only tuples/lists it can see being built", s)
+            if len(value.elts) != len(target.elts):
+                raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
+            for t, v in zip(target.elts, value.elts):
+                self.assign_normalized(t, v, out, s)
+        else:
+            raise self.error(UnsupportedSyntaxError, "unsupported assignment target", s)
+
+    def assign_aggregate(self, var: str, elts: list, out: list, s) -> None:
+        """var = (e0, e1, ...): one variable per element (elements not yet normalized)."""
+        atoms = [self.arg_atom(e, out) for e in elts]
+        self.bind_value(var, gast.Tuple(atoms, gast.Load()), out, s)
+
+    def all_elements(self, var: str) -> set[str]:
+        out = set()
+        for e in self.aggregates.get(var, []):
+            out.add(e)
+            out |= self.all_elements(e)
+        return out
+
+    def bind_value(self, var: str, value, out: list, s) -> None:
+        """Assign an already-normalized value (atom or tuple literal of atoms) to var."""
+        if not isinstance(value, (gast.Tuple, gast.List)):
+            if var in self.aggregates:
+                raise self.error(UnsupportedSyntaxError, "a variable holds a tuple/list in one place and a single value in another",
+                                 s, "use different variable names for the tuple and the value")
+            out.append(assign(var, value, s))
+            return
+        elems = self.aggregates.get(var)
+        if elems is None:
+            base = var.rstrip("_")
+            elems = [self.namer.fresh(f"{base}_{i}") for i in range(len(value.elts))]
+            self.aggregates[var] = elems
+        elif len(elems) != len(value.elts):
+            raise self.error(UnsupportedSyntaxError, "a variable holds tuples/lists of different lengths", s)
+        # Copy old elements first so `t = (t[1], t[0])` reads the old values.
+        own = self.all_elements(var)
+        staged = []
+        for v in value.elts:
+            if isinstance(v, gast.Name) and v.id in own:
+                tmp = self.namer.temp()
+                out.append(assign(tmp, v, s))
+                v = name(tmp)
+            elif isinstance(v, (gast.Tuple, gast.List)) and names_in(v) & own:
+                raise self.error(UnsupportedSyntaxError, "nested tuple refers to itself", s)
+            staged.append(v)
+        for e, v in zip(elems, staged):
+            self.bind_value(e, v, out, s)
+
+    def aggregate_or_name(self, var: str) -> Any:
+        if var in self.aggregates:
+            return gast.Tuple([self.aggregate_or_name(e) for e in self.aggregates[var]], gast.Load())
+        return name(var)
+
+    def stmt_If(self, s):
+        out: list = []
+        test = self.atom(s.test, out)
+        if isinstance(test, gast.Constant):
+            tmp = self.namer.temp()
+            out.append(assign(tmp, test, s))
+            test = name(tmp)
+        body, e1 = self.stmts(s.body)
+        orelse, e2 = self.stmts(s.orelse)
+        out.append(copy_loc(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse), s))
+        return out, e1 or e2
+
+    def stmt_Return(self, s):
+        f = self.frame
+        out: list = []
+        value = s.value if s.value is not None else const(None)
+        v = self.arg_atom(value, out)
+        if f.result is None:  # the top function's only, final return
+            out.append(copy_loc(gast.Return(value=v), s))
+            return out, False
+        self.bind_value(f.result, v, out, s)
+        if f.live is None:
+            return out, False
+        out.append(assign(f.live, const(False), s))
+        for loop in f.loops:
+            out.append(assign(loop.go, const(False), s))
+            if loop.cond is not None:
+                out.append(assign(loop.cond, const(False), s))
+        return out, True
+
+    def stmt_Break(self, s):
+        loop = self.frame.loops[-1]
+        return [assign(loop.go, const(False), s), assign(loop.cond, const(False), s)], True
+
+    def stmt_Continue(self, s):
+        loop = self.frame.loops[-1]
+        return [assign(loop.go, const(False), s)], True
+
+    def stmt_While(self, s):
+        out: list = []
+        cond = self.namer.temp()
+        self.expr_into(s.test, cond, out)
+        exits = _has_exit(s.body)
+        loop = Loop(cond, self.namer.fresh("go") if exits else None)
+        self.frame.loops.append(loop)
+        try:
+            body: list = [assign(loop.go, const(True), s)] if exits else []
+            inner, _ = self.stmts(s.body)
+            body += inner
+            recompute: list = []
+            self.expr_into(s.test, cond, recompute)
+            for r in recompute:
+                copy_loc(r, s)
+            body += [copy_loc(gast.If(test=name(cond), body=recompute, orelse=[]), s)] if exits else recompute
+        finally:
+            self.frame.loops.pop()
+        out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
+        return out, _has_return(s.body)
+
+    def stmt_For(self, s):
+        out: list = []
+        it = s.iter
+        kind, args = self.iteration(it, out)
+        # Per-iteration element assignments, as (target, value-maker) pairs.
+        if kind == "range":
+            count_args = args
+        elif kind == "rangeobj":
+            count_args = None
+        else:
+            seqs = args
+            if len(seqs) == 1:
+                n = self.namer.temp()
+                out.append(assign(n, self.call_rule(builtins.len, [seqs[0]], s), s))
+            else:
+                lens = []
+                for q in seqs:
+                    ln = self.namer.temp()
+                    out.append(assign(ln, self.call_rule(builtins.len, [q], s), s))
+                    lens.append(name(ln))
+                n = self.namer.temp()
+                out.append(assign(n, self.call_rule(builtins.min, lens, s), s))
+            count_args = [name(n)]
+        target = s.target
+        if kind in ("range", "rangeobj") and isinstance(target, gast.Name):
+            index_var = self.store_name(target.id, s)
+            elem_assigns: list = []
+        else:
+            index_var = self.namer.fresh("k")
+            elem_assigns = []
+            if kind == "enumerate":
+                if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2):
+                    raise self.error(UnsupportedSyntaxError, "unpack enumerate() as `for i, x in enumerate(...)`", s)
+                elem_assigns.append((target.elts[0], name(index_var)))
+                elem_assigns.append((target.elts[1], gast.Subscript(copy.deepcopy(seqs[0]), name(index_var), gast.Load())))
+            elif kind == "zip":
+                if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == len(seqs)):
+                    raise self.error(UnsupportedSyntaxError, "unpack zip() into one name per sequence", s)
+                for t, q in zip(target.elts, seqs):
+                    elem_assigns.append((t, gast.Subscript(copy.deepcopy(q), name(index_var), gast.Load())))
+            else:
+                elem_assigns.append((target, gast.Subscript(copy.deepcopy(seqs[0]), name(index_var), gast.Load())))
+        exits = _has_exit(s.body)
+        if not exits:
+            # for i in range(...): keep the for loop; bind the range to a temp if
+            # its bounds are reassigned inside (the backward sweep replays the same range).
+            body_assigned = {self.frame.rename.get(n, n) for n in assigned_names(s.body)}
+            if count_args is None:
+                iter_node = args[0]
+            elif any(isinstance(a, gast.Name) and a.id in body_assigned for a in count_args):
+                r = self.namer.temp()
+                out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
+                iter_node = name(r)
+            else:
+                iter_node = self.call_rule(builtins.range, count_args, s)
+            self.frame.loops.append(Loop(None, None))
+            try:
+                body: list = []
+                for t, v in elem_assigns:
+                    self.assign_element(t, v, body, s)
+                inner, _ = self.stmts(s.body)
+                body += inner
+            finally:
+                self.frame.loops.pop()
+            out.append(copy_loc(gast.For(target=name(index_var, gast.Store()), iter=iter_node,
+                                         body=body or [gast.Pass()], orelse=[], type_comment=None), s))
+            return out, False
+        # With break/continue/return: a while loop over an explicit counter.
+        if count_args is None:
+            r = args[0].id
+        else:
+            r = self.namer.temp()
+            out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
+        n = self.namer.temp()
+        out.append(assign(n, self.call_rule(builtins.len, [name(r)], s), s))
+        k = self.namer.fresh("k")
+        out.append(assign(k, const(0), s))
+        cond = self.namer.temp()
+        out.append(assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s))
+        loop = Loop(cond, self.namer.fresh("go"))
+        self.frame.loops.append(loop)
+        try:
+            body = [assign(loop.go, const(True), s),
+                    assign(index_var, gast.Subscript(name(r), name(k), gast.Load()), s)]
+            for t, v in elem_assigns:
+                self.assign_element(t, v, body, s)
+            body.append(assign(k, gast.BinOp(name(k), gast.Add(), const(1)), s))
+            inner, _ = self.stmts(s.body)
+            body += inner
+            body.append(copy_loc(gast.If(test=name(cond), body=[
+                assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s)], orelse=[]), s))
+        finally:
+            self.frame.loops.pop()
+        out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
+        return out, _has_return(s.body)
+
+    def assign_element(self, target, value, out, s) -> None:
+        """Loop target = normalized simple value (an index or a subscript)."""
+        if isinstance(target, gast.Name):
+            out.append(assign(self.store_name(target.id, s), value, s))
+            return
+        tmp = self.namer.temp()
+        out.append(assign(tmp, value, s))
+        raise self.error(UnsupportedSyntaxError, "unpacking rows of an array in a for loop is not supported", s,
+                         "index the row instead: for i in range(len(X)): a, b = X[i, 0], X[i, 1]")
+
+    def iteration(self, it, out) -> tuple[str, list]:
+        """Classify a for loop's iterable: ("range", bound atoms) or (kind, sequence atoms)."""
+        if isinstance(it, gast.Call) and not it.keywords:
+            obj = self.try_resolve(it.func)
+            if obj is builtins.range:
+                return "range", [self.atom(a, out) for a in it.args]
+            if obj is builtins.reversed and len(it.args) == 1:
+                inner = it.args[0]
+                if isinstance(inner, gast.Call) and self.try_resolve(inner.func) is builtins.range:
+                    base = self.atom(inner, out)
+                elif isinstance(inner, gast.Name) and inner.id in self.frame.locals:
+                    base = self.atom(inner, out)   # a range object made earlier
+                else:
+                    raise self.error(UnsupportedSyntaxError, "s2s supports reversed() only over range()", it)
+                r = self.namer.temp()
+                out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
+                return "rangeobj", [name(r)]
+            if obj is builtins.enumerate and len(it.args) == 1:
+                return "enumerate", [self.atom(it.args[0], out)]
+            if obj is builtins.zip:
+                return "zip", [self.atom(a, out) for a in it.args]
+        seq = self.atom(it, out)
+        if isinstance(seq, gast.Name) and seq.id in self.aggregates:
+            raise self.error(UnsupportedSyntaxError, "s2s cannot loop over a tuple/list of values yet", it,
+                             "index the elements explicitly or stack them into an array (np.stack)")
+        return "seq", [seq]
+
+    # ----- expressions ----------------------------------------------------------
+    def atom(self, node, out: list) -> Any:
+        """Normalize `node` to an atom (Name or Constant), emitting statements."""
+        if isinstance(node, (gast.Tuple, gast.List)):
+            tmp = self.namer.temp()
+            self.assign_aggregate(tmp, node.elts, out, node)
+            return name(tmp)
+        simple = self.simple(node, out)
+        if is_atom(simple):
+            return simple
+        tmp = self.namer.temp()
+        out.append(assign(tmp, simple, node))
+        return name(tmp)
+
+    def arg_atom(self, node, out: list) -> Any:
+        """Like atom, but tuples/lists stay literal (shapes, axes, lists of arrays)."""
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return type(node)([self.arg_atom(e, out) for e in node.elts], gast.Load())
+        a = self.atom(node, out)
+        if isinstance(a, gast.Name) and a.id in self.aggregates:
+            return self.aggregate_or_name(a.id)
+        return a
+
+    def expr_into(self, node, target: str, out: list) -> None:
+        simple = self.simple(node, out)
+        out.append(assign(target, simple, node))
+
+    def simple(self, node, out: list) -> Any:
+        """Normalize `node` to one operation over atoms (or an atom)."""
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(UnsupportedSyntaxError, f"s2s does not support `{type(node).__name__}` expressions", node)
+        result = method(node, out)
+        if hasattr(node, "lineno") and not hasattr(result, "lineno"):
+            copy_loc(result, node)
+        return result
+
+    def expr_Constant(self, node, out):
+        return const(node.value)
+
+    def expr_Name(self, node, out):
+        if node.id in self.frame.locals:
+            return name(self.frame.rename[node.id])
+        return self.global_ref(node.id, self.lookup_global(node), node)
+
+    def expr_Attribute(self, node, out):
+        root = node
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in self.frame.locals or not isinstance(root, gast.Name):
+            base = self.atom(node.value, out)
+            if node.attr == "T":
+                return self.call_rule(np.transpose, [base], node)
+            if node.attr in NONDIFF_ATTRS:
+                return gast.Attribute(base, node.attr, gast.Load())
+            raise self.error(UnsupportedSyntaxError, f"s2s does not support the attribute `.{node.attr}`", node,
+                             "use the NumPy function instead (e.g. np.real(x))")
+        obj = self.resolve(node)
+        return self.global_ref(_dotted(node), obj, node)
+
+    def expr_BinOp(self, node, out):
+        left = self.atom(node.left, out)
+        right = self.atom(node.right, out)
+        return gast.BinOp(left, node.op, right)
+
+    def expr_UnaryOp(self, node, out):
+        if isinstance(node.op, (gast.USub, gast.UAdd)) and isinstance(node.operand, gast.Constant) \
+                and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+            v = node.operand.value
+            return const(-v if isinstance(node.op, gast.USub) else v)
+        return gast.UnaryOp(node.op, self.atom(node.operand, out))
+
+    def expr_Compare(self, node, out):
+        if len(node.ops) == 1:
+            return gast.Compare(self.atom(node.left, out), node.ops, [self.atom(node.comparators[0], out)])
+        # a < b < c  ->  r = a < b; if r: r = b < c   (b evaluated once)
+        result = self.namer.temp()
+        left = self.atom(node.left, out)
+        operands = [left]
+        first_right = self.atom(node.comparators[0], out)
+        out.append(assign(result, gast.Compare(left, [node.ops[0]], [first_right]), node))
+        prev = first_right
+        for op, comp in zip(node.ops[1:], node.comparators[1:]):
+            inner: list = []
+            right = self.atom(comp, inner)
+            inner.append(assign(result, gast.Compare(prev, [op], [right]), node))
+            out.append(copy_loc(gast.If(test=name(result), body=inner, orelse=[]), node))
+            prev = right
+        return name(result)
+
+    def expr_BoolOp(self, node, out):
+        result = self.namer.temp()
+        self.expr_into(node.values[0], result, out)
+        for v in node.values[1:]:
+            inner: list = []
+            self.expr_into(v, result, inner)
+            if isinstance(node.op, gast.And):
+                out.append(copy_loc(gast.If(test=name(result), body=inner, orelse=[]), node))
+            else:
+                out.append(copy_loc(gast.If(test=name(result), body=[gast.Pass()], orelse=inner), node))
+        return name(result)
+
+    def expr_IfExp(self, node, out):
+        result = self.namer.temp()
+        test = self.atom(node.test, out)
+        body: list = []
+        self.expr_into(node.body, result, body)
+        orelse: list = []
+        self.expr_into(node.orelse, result, orelse)
+        out.append(copy_loc(gast.If(test=test, body=body, orelse=orelse), node))
+        return name(result)
+
+    def expr_Subscript(self, node, out):
+        base = self.atom(node.value, out)
+        if isinstance(base, gast.Name) and base.id in self.aggregates:
+            elems = self.aggregates[base.id]
+            idx = node.slice
+            if isinstance(idx, gast.Constant) and isinstance(idx.value, int):
+                return self.aggregate_or_name(elems[idx.value]) if elems[idx.value] not in self.aggregates else name(elems[idx.value])
+            if isinstance(idx, gast.UnaryOp) and isinstance(idx.op, gast.USub) and isinstance(idx.operand, gast.Constant):
+                return name(elems[-idx.operand.value])
+            raise self.error(UnsupportedSyntaxError, "s2s can index a tuple/list only with a constant", node,
+                             "stack the values into an array (np.stack) to index it with a variable")
+        return gast.Subscript(base, self.index(node.slice, out), gast.Load())
+
+    def index(self, node, out) -> Any:
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else self.atom(p, out) for p in (node.lower, node.upper, node.step)]
+            return gast.Slice(*parts)
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple([self.index(e, out) for e in node.elts], gast.Load())
+        if isinstance(node, gast.Constant):
+            return const(node.value)
+        a = self.atom(node, out)
+        if isinstance(a, gast.Name) and a.id in self.aggregates:
+            raise self.error(UnsupportedSyntaxError, "index with a tuple built in the function is not supported", node,
+                             "write the index inline: x[i, j]")
+        return a
+
+    def expr_Tuple(self, node, out):
+        return self.atom(node, out)
+
+    expr_List = expr_Tuple
+
+    def expr_Call(self, node, out):
+        func = node.func
+        # Method call on a local value: x.sum(axis=0) -> np.sum(x, axis=0)
+        if isinstance(func, gast.Attribute) and self.is_local_rooted(func.value):
+            meth = METHODS.get(func.attr)
+            if meth is None:
+                raise self.error(NoRuleError, f"s2s has no rule for the method `.{func.attr}()`", node,
+                                 "call the NumPy function instead, or register a rule with s2s.custom_vjp")
+            receiver = self.atom(func.value, out)
+            args = [self.arg_atom(a, out) for a in node.args]
+            if func.attr in VARARG_METHODS and len(args) > 1:
+                args = [gast.Tuple(args, gast.Load())]
+            kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
+            return self.call_rule(meth, [receiver] + args, node, kws)
+        obj = self.resolve(func)
+        args = [self.arg_atom(a, out) for a in node.args]
+        kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
+        rule = lookup(obj)
+        if rule is not None:
+            return self.call_rule(obj, args, node, kws)
+        if isinstance(obj, types.FunctionType):
+            return self.inline(obj, args, kws, node, out)
+        if obj is builtins.float or obj is builtins.sum:
+            pass
+        raise self.error(
+            NoRuleError, f"s2s has no derivative rule for `{_dotted(func)}` ({_describe(obj)}) and cannot read its source",
+            node, "register one with @s2s.custom_vjp / s2s.defvjp, or rewrite it with NumPy operations s2s knows")
+
+    def call_rule(self, fn, args: list, node, kws: dict | None = None) -> gast.Call:
+        rule = lookup(fn)
+        if rule is None:
+            raise self.error(NoRuleError, f"s2s has no rule for {_describe(fn)}", node)
+        call = gast.Call(func=parse_expr(rule.name), args=list(args),
+                         keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
+        call.s2s_fn = fn
+        copy_loc(call, node)
+        return call
+
+    # ----- names and resolution --------------------------------------------------
+    def store_name(self, id_: str, node) -> str:
+        if id_ not in self.frame.locals:
+            raise self.error(UnsupportedSyntaxError, f"cannot assign to `{id_}` here", node)
+        return self.frame.rename[id_]
+
+    def local_name(self, node, s) -> str:
+        if isinstance(node, gast.Name) and node.id in self.frame.locals:
+            return self.frame.rename[node.id]
+        raise self.error(UnsupportedSyntaxError, "s2s supports indexed writes only into a local array variable", s,
+                         "write into an array created in the function: y = np.zeros(n); y[i] = ...")
+
+    def is_local_rooted(self, node) -> bool:
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        if isinstance(node, gast.Name):
+            return node.id in self.frame.locals
+        return True  # an expression: (a + b).sum()
+
+    def lookup_global(self, node) -> Any:
+        ns = self.frame.parsed.namespace
+        if node.id not in ns:
+            raise self.error(TransformError, f"name `{node.id}` is not defined", node)
+        return ns[node.id]
+
+    def try_resolve(self, node) -> Any:
+        try:
+            if self.is_local_rooted(node):
+                return None
+            return self.resolve(node)
+        except TransformError:
+            return None
+
+    def resolve(self, node) -> Any:
+        if isinstance(node, gast.Name):
+            if node.id in self.frame.locals:
+                raise self.error(UnsupportedSyntaxError, f"s2s cannot call `{node.id}`, a function held in a local variable",
+                                 node, "call the function by its global name")
+            return self.lookup_global(node)
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise self.error(TransformError, f"`{_dotted(node)}` does not exist", node) from None
+        raise self.error(UnsupportedSyntaxError, "s2s cannot resolve this call", node,
+                         "call a function by its name")
+
+    def global_ref(self, preferred: str, obj: Any, node) -> Any:
+        """Refer to a global value from generated code (binding it if needed)."""
+        if isinstance(obj, bool) or obj is None:
+            return const(obj)
+        if obj is np:
+            return name("np")
+        if isinstance(obj, types.ModuleType):
+            raise self.error(UnsupportedSyntaxError, f"cannot use the module `{preferred}` as a value", node)
+        if callable(obj) and not isinstance(obj, (np.ndarray, np.generic, type)):
+            raise self.error(UnsupportedSyntaxError, f"s2s cannot use the function `{preferred}` as a value", node,
+                             "call it directly")
+        if isinstance(obj, type) and obj in (float, int, bool, complex):
+            return name(obj.__name__)
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return parse_expr(f"np.{obj.__name__}")
+        base = preferred.split(".")[-1]
+        if base in self.ns:
+            if self.ns[base] is obj:
+                return name(base)
+        elif base in self.global_names or base not in self.namer.taken:
+            self.ns[base] = obj
+            self.namer.taken.add(base)
+            return name(base)
+        cand = self.namer.fresh(base)
+        self.ns[cand] = obj
+        return name(cand)
+
+    # ----- inlining -------------------------------------------------------------
+    def inline(self, fn, args: list, kws: dict, node, out: list) -> Any:
+        if fn in self.inline_stack:
+            chain = " -> ".join(f.__name__ for f in self.inline_stack + [fn])
+            raise self.error(RecursionNotSupportedError, f"recursive call ({chain}): s2s inlines helper functions and cannot inline recursion",
+                             node, "rewrite the recursion as a loop")
+        parsed = parse_function(fn)
+        fence(parsed)
+        fdef = parsed.node
+        if fdef.args.kwonlyargs or fdef.args.posonlyargs:
+            raise parsed.source.error(UnsupportedSyntaxError, "keyword-only parameters are not supported in helpers", fdef)
+        sig = inspect.signature(fn)
+        try:
+            bound = sig.bind(*args, **kws)
+        except TypeError as exc:
+            raise self.error(TransformError, f"bad call to {fn.__name__}: {exc}", node) from None
+        params = [a.id for a in fdef.args.args]
+        local = params + sorted(assigned_names(fdef.body) - set(params))
+        suffix = fn.__name__.strip("_") or "fn"
+        rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
+        result = self.namer.fresh(f"{suffix}_out")
+        body_src = list(fdef.body)
+        if not body_src or not isinstance(body_src[-1], gast.Return):
+            body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
+        frame = Frame(parsed, rename, set(local), result, None)
+        caller = self.frame
+        # Bind parameters (arguments are already normalized atoms of the caller).
+        for p in params:
+            if p in bound.arguments:
+                value = bound.arguments[p]
+            else:
+                default = sig.parameters[p].default
+                value = self.global_ref(p, default, node) if not isinstance(default, (int, float, str, tuple, type(None))) \
+                    else _constant(default)
+            self.bind_value(rename[p], value, out, node)
+        self.inline_stack.append(fn)
+        self.frame = frame
+        try:
+            if _has_early_return(body_src):
+                frame.live = self.namer.fresh(f"{suffix}_alive")
+                out.append(assign(frame.live, const(True), node))
+            body, _ = self.stmts(body_src)
+            for n in body:
+                if not hasattr(n, "s2s_src"):
+                    n.s2s_src = parsed.source
+            out += body
+        finally:
+            self.frame = caller
+            self.inline_stack.pop()
+        return name(result)
+
+
+def _constant(v):
+    if isinstance(v, tuple):
+        return gast.Tuple([_constant(e) for e in v], gast.Load())
+    return const(v)
+
+
+def _dotted(node) -> str:
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return _dotted(node.value) + "." + node.attr
+    return "<expression>"
+
+
+def _describe(obj) -> str:
+    mod = getattr(obj, "__module__", None) or type(obj).__module__
+    nm = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return f"{mod}.{nm}" if mod else str(nm)
+
+
+def _walk_same_function(stmts):
+    for s in stmts:
+        yield from gast.walk(s)
+
+
+def _has_return(stmts) -> bool:
+    return any(isinstance(n, gast.Return) for n in _walk_same_function(stmts))
+
+
+def _has_exit(stmts) -> bool:
+    """break/continue belonging to this loop, or any return."""
+    def visit(nodes, nested):
+        for s in nodes:
+            if isinstance(s, gast.Return):
+                return True
+            if isinstance(s, (gast.Break, gast.Continue)) and not nested:
+                return True
+            if isinstance(s, (gast.For, gast.While)):
+                if visit(s.body, True):
+                    return True
+            elif isinstance(s, gast.If):
+                if visit(s.body, nested) or visit(s.orelse, nested):
+                    return True
+        return False
+    return visit(stmts, False)
+
+
+def _has_early_return(body) -> bool:
+    for i, s in enumerate(body):
+        is_last = i == len(body) - 1
+        if isinstance(s, gast.Return):
+            if not is_last:
+                return True
+            continue
+        if _has_return([s]):
+            return True
+    return False
+
+
+def normalize(parsed: ParsedFunction) -> NormalizedFunction:
+    fence(parsed)
+    return Normalizer(parsed).run()

@@ -1,0 +1,136 @@
+"""Parse: a live Python function -> a gast FunctionDef with absolute line numbers.
+
+Invariants of the result (`ParsedFunction`):
+- `node` is a `gast.FunctionDef` without decorators; a lambda becomes a
+  `def` whose body is `return <expr>`.
+- every node's `lineno` is the line in the user's file, so errors and
+  generated comments point at the user's code.
+- `namespace` resolves free names: closure cells first, then globals, then builtins.
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import inspect
+import linecache
+import textwrap
+from typing import Any, Callable
+
+import gast
+
+from ..errors import TransformError, UnsupportedSyntaxError
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceInfo:
+    """Where a function's source lives; used to build errors."""
+    filename: str
+    firstlineno: int
+    qualname: str
+
+    def line(self, lineno: int | None) -> str:
+        if lineno is None:
+            return ""
+        return linecache.getline(self.filename, lineno).rstrip("\n")
+
+    def error(self, cls: type[TransformError], message: str, node: Any = None,
+              hint: str | None = None) -> TransformError:
+        lineno = getattr(node, "lineno", None) or self.firstlineno
+        col = getattr(node, "col_offset", None)
+        return cls(message, filename=self.filename, lineno=lineno, col=col,
+                   source_line=self.line(lineno), hint=hint)
+
+
+@dataclasses.dataclass
+class ParsedFunction:
+    fn: Callable
+    node: gast.FunctionDef
+    source: SourceInfo
+    namespace: dict[str, Any]
+
+
+def _closure_vars(fn: Callable) -> dict[str, Any]:
+    code = fn.__code__
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # empty cell: not yet assigned
+            pass
+    return out
+
+
+def function_namespace(fn: Callable) -> dict[str, Any]:
+    ns: dict[str, Any] = dict(vars(builtins))
+    ns.update(getattr(fn, "__globals__", {}))
+    ns.update(_closure_vars(fn))
+    return ns
+
+
+def parse_function(fn: Callable) -> ParsedFunction:
+    """Read `fn`'s source and return its gast definition.
+
+    Raises:
+        TransformError: the source cannot be read (C functions, interactive
+            lambdas) or holds more than one lambda on the line.
+    """
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise TransformError(
+            f"cannot read the source of {fn!r}: it is not a Python function",
+            hint="register a rule for it (s2s.custom_vjp / s2s.adjoint) or wrap it in a Python function")
+    filename = code.co_filename
+    firstlineno = code.co_firstlineno
+    info = SourceInfo(filename, firstlineno, getattr(fn, "__qualname__", fn.__name__))
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise TransformError(
+            f"cannot read the source of {fn.__qualname__}: {exc}",
+            filename=filename, lineno=firstlineno,
+            hint="define the function in a .py file (not an interactive prompt or exec string)") from None
+    source = textwrap.dedent("".join(lines))
+    if fn.__name__ == "<lambda>":
+        node = _lambda_as_def(source, info, start)
+    else:
+        try:
+            module = gast.parse(source)
+        except SyntaxError as exc:
+            raise info.error(UnsupportedSyntaxError, f"cannot parse the source of {fn.__qualname__}: {exc.msg}") from None
+        node = module.body[0]
+        if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            raise info.error(TransformError, f"expected a function definition for {fn.__qualname__}")
+        gast.increment_lineno(module, start - 1)
+    node.decorator_list = []
+    return ParsedFunction(fn, node, info, function_namespace(fn))
+
+
+def _lambda_as_def(source: str, info: SourceInfo, start: int) -> gast.FunctionDef:
+    """Turn the one lambda on `source`'s line(s) into `def <lambda>(...): return ...`."""
+    text = source.strip()
+    module = None
+    # getsource returns whole lines; trim trailing text until the line parses.
+    for end in range(len(text), 0, -1):
+        try:
+            module = gast.parse(text[:end])
+            break
+        except SyntaxError:
+            continue
+    lambdas = [n for n in gast.walk(module)] if module is not None else []
+    lambdas = [n for n in lambdas if isinstance(n, gast.Lambda)]
+    if len(lambdas) != 1:
+        raise TransformError(
+            "cannot isolate the source of this lambda" +
+            (f" ({len(lambdas)} lambdas on the line)" if lambdas else ""),
+            filename=info.filename, lineno=start, source_line=info.line(start),
+            hint="define the function with `def` at module level")
+    lam = lambdas[0]
+    ret = gast.Return(value=lam.body)
+    fdef = gast.FunctionDef(name="lambda_fn", args=lam.args, body=[ret], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+    gast.copy_location(ret, lam)
+    gast.copy_location(fdef, lam)
+    gast.increment_lineno(fdef, start - 1)
+    return fdef

@@ -1,0 +1,1 @@
+"""Optimize: small passes over generated ANF (dead code, copies)."""

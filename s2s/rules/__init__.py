@@ -1,0 +1,6 @@
+"""The rule table: everything s2s knows about operations lives here.
+
+Importing this package registers every rule module.
+"""
+from .registry import OpRule, lookup, register, RULES  # noqa: F401
+from . import numpy_rules, runtime_rules  # noqa: F401  (registration side effects)

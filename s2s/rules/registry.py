@@ -1,0 +1,90 @@
+"""One typed table: operation -> everything each pass needs to know about it.
+
+An `OpRule` holds, side by side, the reverse-mode adjoint, the forward-mode
+tangent, the batching rule and the Numba lowering of one operation.  Passes
+look rules up by the *object* a call resolves to (``numpy.sin``), never by
+spelling, so ``from numpy import sin`` and ``np.sin`` mean the same op.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from .template import Template
+
+
+@dataclasses.dataclass
+class OpRule:
+    """Everything s2s knows about one operation.
+
+    Attributes:
+        fn: the Python object calls resolve to.
+        name: its canonical spelling in generated source ("np.sin").
+        adjoint: reverse-mode rule (a `Template` written with d[x] notation).
+        tangent: forward-mode rule (a `Template` written with t[x] notation).
+        batch: batching rule (vmap); None until that pass lands.
+        lower: Numba lowering hint; None until that pass lands.
+        nondiff: the output carries no derivative (comparisons, shapes, ...).
+        fresh: the op always returns a newly allocated array, so writes into
+            its result cannot alias anything the user can see.
+    """
+    fn: Any
+    name: str
+    adjoint: Template | None = None
+    tangent: Template | None = None
+    batch: Callable | None = None
+    lower: Callable | None = None
+    nondiff: bool = False
+    fresh: bool = False
+
+
+RULES: dict[int, OpRule] = {}
+_KEEPALIVE: list[Any] = []
+
+
+def _key(fn: Any) -> int:
+    return id(fn)
+
+
+def register(fn: Any, name: str, **fields) -> OpRule:
+    """Register (or extend) the rule of `fn`, spelled `name` in generated code."""
+    rule = RULES.get(_key(fn))
+    if rule is None:
+        rule = OpRule(fn=fn, name=name)
+        RULES[_key(fn)] = rule
+        _KEEPALIVE.append(fn)
+    for k, v in fields.items():
+        setattr(rule, k, v)
+    return rule
+
+
+def lookup(fn: Any) -> OpRule | None:
+    return RULES.get(_key(fn))
+
+
+def adjoint(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape_only: tuple = ()):
+    """Decorator: register a d[x]-notation template as fn's reverse-mode rule.
+
+    `shape_only` names parameters used only for their shape (no derivative).
+    """
+    def wrap(template_fn):
+        rule = lookup(fn)
+        register(fn, name or (rule.name if rule else template_fn.__name__),
+                 adjoint=Template(template_fn, kind="d", broadcasts=broadcasts, shape_only=shape_only))
+        return template_fn
+    return wrap
+
+
+def tangent(fn: Any, name: str | None = None, *, broadcasts: bool = False):
+    """Decorator: register a t[x]-notation template as fn's forward-mode rule."""
+    def wrap(template_fn):
+        rule = lookup(fn)
+        register(fn, name or (rule.name if rule else template_fn.__name__),
+                 tangent=Template(template_fn, kind="t", broadcasts=broadcasts))
+        return template_fn
+    return wrap
+
+
+def nondiff(fn: Any, name: str, *, fresh: bool = False) -> OpRule:
+    """Register an op whose output has no derivative (zero gradient, not an error)."""
+    return register(fn, name, nondiff=True, fresh=fresh)

@@ -1,0 +1,45 @@
+"""Rules for the helpers generated code calls (s2s.runtime), so that the code
+a transform emits can itself be transformed (derivatives of any order).
+
+Helpers written in plain NumPy (matmul_vjp_a, ...) need no rule: s2s reads
+their source and differentiates through them like a user's helper.
+"""
+from .. import runtime as rt
+from .registry import adjoint, nondiff, register
+
+# Tape operations.  Their adjoints use the tape's own adjoint (another stack);
+# the reverse pass implements them directly (see transforms/reverse.py).
+register(rt.stack, "stack", nondiff=True, fresh=True)
+register(rt.push, "push")
+register(rt.pop, "pop")
+
+for _fn in (rt.seed_cotangent, rt.reduced_size, rt.extremum_weights, rt.tie_weight,
+            rt.inverse_axes, rt.float_dtype_flag):
+    nondiff(_fn, _fn.__name__)
+nondiff(rt.zeros_like, "zeros_like", fresh=True)
+
+
+@adjoint(rt.unbroadcast, "unbroadcast", shape_only=("x",))
+def unbroadcast(y, g, x):
+    d[g] = broadcast_like(d[y], g)
+
+
+@adjoint(rt.broadcast_like, "broadcast_like", shape_only=("x",))
+def broadcast_like(y, g, x):
+    d[g] = unbroadcast(d[y], g)
+
+
+@adjoint(rt.expand_reduced, "expand_reduced", shape_only=("x",))
+def expand_reduced(y, g, x, axis=None, keepdims=False):
+    d[g] = np.sum(d[y], axis=axis, keepdims=keepdims)
+
+
+@adjoint(rt.to_float, "to_float")
+def to_float(y, x):
+    d[x] = d[y]
+
+
+@adjoint(rt.getitem_vjp, "getitem_vjp", shape_only=("x",))
+def getitem_vjp(y, g, x, index):
+    d[g] = d[y][index]
+register(rt.add_at, "add_at")   # in place; the reverse pass handles it like push/pop

@@ -1,0 +1,138 @@
+"""Rule templates in Tangent's notation.
+
+An adjoint template is a plain Python function whose first parameter is the
+op's result and whose other parameters mirror the op's signature:
+
+    def sin(y, x):
+        d[x] = d[y] * np.cos(x)
+
+`d[y]` reads the cotangent of the result; `d[x] = e` contributes `e` to the
+cotangent of argument `x`.  Expansion substitutes the call's arguments for the
+parameters, so the pasted code reads like the maths (and shows in `s2s show`).
+Template-local names become fresh temporaries.  Tangent templates use `t[...]`.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import textwrap
+from typing import Any, Callable
+
+import gast
+
+
+@dataclasses.dataclass
+class Contribution:
+    """`d[param] = expr` after substitution: add `expr` to param's (co)tangent."""
+    param: str
+    target: Any          # the bound argument node (a gast.Name for active ones)
+    expr: Any            # gast expression
+
+
+class Template:
+    # Parameters that never carry a derivative (axes, shapes, flags, conditions).
+    STATIC = frozenset({"axis", "axes", "axis1", "axis2", "keepdims", "dtype", "out", "order", "shape",
+                        "condition", "index", "subok", "ddof", "where", "initial"})
+
+    def __init__(self, fn: Callable, kind: str, broadcasts: bool = False, shape_only: tuple = ()):
+        self.fn = fn
+        self.static_params = self.STATIC | frozenset(shape_only)
+        self.kind = kind
+        self.broadcasts = broadcasts
+        self.signature = inspect.signature(fn)
+        self._body: list | None = None
+
+    @property
+    def params(self) -> list[str]:
+        return list(self.signature.parameters)
+
+    @property
+    def body(self) -> list:
+        if self._body is None:
+            src = textwrap.dedent(inspect.getsource(self.fn))
+            fdef = gast.parse(src).body[0]
+            body = fdef.body
+            if body and isinstance(body[0], gast.Expr) and isinstance(getattr(body[0], "value", None), gast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                body = body[1:]  # docstring
+            self._body = body
+        return self._body
+
+    def bind(self, result: Any, args: list, keywords: dict[str, Any]) -> dict[str, Any]:
+        """Map template parameters to argument nodes (defaults become constants)."""
+        bound = self.signature.bind(result, *args, **keywords)
+        out = {}
+        for name, param in self.signature.parameters.items():
+            if name in bound.arguments:
+                out[name] = bound.arguments[name]
+            elif param.default is not inspect.Parameter.empty:
+                out[name] = to_constant(param.default)
+            else:
+                raise TypeError(f"missing argument {name!r}")
+        return out
+
+    def expand(self, bindings: dict[str, Any], result_param: str, seed: Any,
+               fresh: Callable[[str], str]) -> tuple[list, list[Contribution]]:
+        """Expand the template.
+
+        Args:
+            bindings: parameter -> argument node (from `bind`).
+            result_param: name of the result parameter (the first one).
+            seed: node for d[result] (or t[x] lookups via a callable for tangents).
+            fresh: makes a fresh name for a template-local temporary.
+        Returns:
+            (statements, contributions): local statements to emit first, then
+            one Contribution per `d[param] = expr`.
+        """
+        renames: dict[str, str] = {}
+        stmts, contribs = [], []
+        for stmt in self.body:
+            stmt = copy.deepcopy(stmt)
+            if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
+                raise TypeError(f"template {self.fn.__name__}: only assignments allowed")
+            target = stmt.targets[0]
+            value = _Substituter(bindings, renames, self.kind, seed).visit(stmt.value)
+            if _is_marker(target, self.kind):
+                param = target.slice.id
+                contribs.append(Contribution(param, bindings[param], value))
+            elif isinstance(target, gast.Name):
+                new = fresh(target.id)
+                renames[target.id] = new
+                stmts.append(gast.Assign(targets=[gast.Name(new, gast.Store(), None, None)], value=value,
+                                         type_comment=None))
+            else:
+                raise TypeError(f"template {self.fn.__name__}: unsupported target")
+        return stmts, contribs
+
+
+def _is_marker(node: Any, kind: str) -> bool:
+    return (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+            and node.value.id == kind and isinstance(node.slice, gast.Name))
+
+
+class _Substituter(gast.NodeTransformer):
+    def __init__(self, bindings, renames, kind, seed):
+        self.bindings, self.renames, self.kind, self.seed = bindings, renames, kind, seed
+
+    def visit_Subscript(self, node):
+        if _is_marker(node, self.kind):
+            key = node.slice.id
+            return copy.deepcopy(self.seed(key) if callable(self.seed) else self.seed)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            return gast.Name(self.renames[node.id], gast.Load(), None, None)
+        if node.id in self.bindings:
+            return copy.deepcopy(self.bindings[node.id])
+        return node
+
+
+def to_constant(value: Any) -> Any:
+    """A Python value as a gast expression (constants and tuples of them)."""
+    if isinstance(value, tuple):
+        return gast.Tuple([to_constant(v) for v in value], gast.Load())
+    if isinstance(value, (int, float, str, bool, type(None))) or value is Ellipsis:
+        return gast.Constant(value, None)
+    raise TypeError(f"cannot embed {value!r} in generated code")

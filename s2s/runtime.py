@@ -1,0 +1,222 @@
+"""Runtime support called by generated code.
+
+Everything here is either
+- registered in the rule table (so generated code stays differentiable at
+  higher order), or
+- a plain-NumPy Python function that s2s can read and differentiate through
+  (the `*_vjp` helpers), so no extra rule is needed for higher orders.
+Keep these small: they appear by name in `s2s show` output.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .errors import NonDifferentiableError
+
+
+# ----- tapes ---------------------------------------------------------------
+class Stack(list):
+    """The tape: a LIFO of values the backward sweep needs."""
+    __slots__ = ()
+
+
+def stack() -> Stack:
+    return Stack()
+
+
+def push(st: Stack, value) -> None:
+    st.append(value)
+
+
+def pop(st: Stack):
+    return st.pop()
+
+
+# ----- zeros, seeds and shapes ---------------------------------------------
+def zeros_like(x):
+    """A zero adjoint of x's shape: float 0.0 for scalars, a new array else."""
+    if isinstance(x, Stack):
+        return Stack()
+    if isinstance(x, (tuple, list)):
+        return type(x)(zeros_like(v) for v in x)
+    if isinstance(x, np.ndarray):
+        if x.ndim == 0:
+            return np.zeros((), dtype=_float_dtype(x))
+        return np.zeros(x.shape, dtype=_float_dtype(x))
+    return 0.0
+
+
+def _float_dtype(x):
+    return x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+
+
+def seed_cotangent(y):
+    """The cotangent 1.0 that starts `grad`; refuses non-scalar outputs."""
+    if np.ndim(y) != 0:
+        raise NonDifferentiableError(
+            f"grad requires a function with a scalar output, but it returned shape {np.shape(y)}",
+            hint="reduce the output (e.g. np.sum) or use s2s.vjp / s2s.jacrev for non-scalar outputs")
+    if isinstance(y, (complex, np.complexfloating)) or np.iscomplexobj(y):
+        raise NonDifferentiableError("grad of a complex-valued output is not supported",
+                                     hint="differentiate the real part: np.real(...)")
+    return 1.0
+
+
+def unbroadcast(g, x):
+    """Sum g over the axes along which x was broadcast, giving x's shape."""
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    extra = len(gshape) - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1)
+    out = np.sum(g, axis=axes, keepdims=False) if axes else g
+    if len(shape) and np.ndim(out) != len(shape):
+        out = np.reshape(out, shape)
+    return out
+
+
+def broadcast_like(g, x):
+    """Broadcast g to x's shape (the adjoint of unbroadcast)."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    return np.broadcast_to(g, shape)
+
+
+def _norm_axis(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, numbers.Integral):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else 0 for a in axis))
+
+
+def expand_reduced(g, x, axis=None, keepdims=False):
+    """Broadcast the cotangent of a reduction of x back to x's shape."""
+    shape = np.shape(x)
+    if not keepdims and len(shape):
+        g = np.expand_dims(g, _norm_axis(axis, len(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def reduced_size(x, axis=None):
+    shape = np.shape(x)
+    n = 1
+    for a in _norm_axis(axis, len(shape)):
+        n *= shape[a]
+    return float(n)
+
+
+def extremum_weights(x, y, axis=None, keepdims=False):
+    """Where x attains its max/min y along axis, weights that split ties evenly."""
+    y = np.asarray(y)
+    if not keepdims and np.ndim(x):
+        y = np.expand_dims(y, _norm_axis(axis, np.ndim(x)))
+    hit = (np.asarray(x) == y).astype(np.float64)
+    count = np.sum(hit, axis=_norm_axis(axis, np.ndim(x)) or None, keepdims=True)
+    return hit / count
+
+
+def tie_weight(a, b):
+    """1 where a > b, 0.5 where a == b, 0 else: the share of max(a, b) owed to a."""
+    return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+
+
+def inverse_axes(axes):
+    if axes is None:
+        return None
+    return tuple(int(i) for i in np.argsort(axes))
+
+
+def prod_others(x, axis=None, keepdims=False):
+    """For each element, the product of the other elements along `axis` (no division, so zeros are exact)."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        return np.ones_like(x)
+    axes = _norm_axis(axis, x.ndim)
+    # Move reduced axes last and flatten them, then exclusive cumulative products.
+    rest = [a for a in range(x.ndim) if a not in axes]
+    perm = rest + list(axes)
+    xt = np.transpose(x, perm)
+    lead = xt.shape[:len(rest)]
+    flat = xt.reshape(lead + (-1,))
+    ones = np.ones(lead + (1,))
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    out = (left * right).reshape(xt.shape)
+    return np.transpose(out, np.argsort(perm))
+
+
+def astype(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def to_float(x):
+    """float(x) that keeps arrays of one element differentiable."""
+    return float(x)
+
+
+# ----- adjoint helpers readable (and differentiable) by s2s itself ----------
+def matmul_vjp_a(g, a, b):
+    """Cotangent of a in y = a @ b."""
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        return g * b
+    if np.ndim(b) == 1:
+        return unbroadcast(np.expand_dims(g, -1) * b, a)
+    if np.ndim(a) == 1:
+        return unbroadcast(np.matmul(b, np.expand_dims(g, -1))[..., 0], a)
+    return unbroadcast(np.matmul(g, np.swapaxes(b, -1, -2)), a)
+
+
+def matmul_vjp_b(g, a, b):
+    """Cotangent of b in y = a @ b."""
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        return g * a
+    if np.ndim(a) == 1:
+        return unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2), b)
+    if np.ndim(b) == 1:
+        return unbroadcast(np.matmul(np.expand_dims(g, -2), a)[..., 0, :], b)
+    return unbroadcast(np.matmul(np.swapaxes(a, -1, -2), g), b)
+
+
+def dot_vjp_a(g, a, b):
+    """Cotangent of a in y = np.dot(a, b) (scalars, vectors, matrices)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    return matmul_vjp_a(g, a, b)
+
+
+def dot_vjp_b(g, a, b):
+    """Cotangent of b in y = np.dot(a, b)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    return matmul_vjp_b(g, a, b)
+
+
+def getitem_vjp(g, x, index):
+    """Cotangent of x in y = x[index], as a new array (a functional scatter-add)."""
+    out = zeros_like(x)
+    np.add.at(out, index, g)
+    return out
+
+
+def float_dtype_flag(dtype) -> float:
+    """1.0 if casting to `dtype` keeps derivatives (a float type), else 0.0."""
+    return 1.0 if np.issubdtype(np.dtype(dtype), np.inexact) else 0.0
+
+
+def _is_basic_index(index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (slice, numbers.Integral)) for p in parts)
+
+
+def add_at(a, index, v) -> None:
+    """a[index] += v in place, accumulating repeated (fancy) indices like np.add.at."""
+    if _is_basic_index(index):
+        a[index] += v
+    else:
+        np.add.at(a, index, v)

@@ -1,0 +1,666 @@
+"""Reverse mode: an ANF function -> ANF source of its vector-Jacobian product.
+
+The generated function runs a forward sweep (the user's code, plus pushes of
+what the backward sweep needs onto one tape) and then a backward sweep (each
+statement's adjoint from the rule table, in reverse order).
+
+How values are kept right for the backward sweep (Tangent's scheme):
+- a variable assigned more than once, or inside a loop, has its old value
+  pushed before each assignment and popped back after that assignment's
+  adjoint has run; an indexed write saves the slot it overwrites;
+- an `if` replays the branch taken (its condition, popped if the branch
+  could change it); a `for i in range(...)` replays `reversed(range(...))`;
+  a `while` pushes its trip count;
+- saves whose variable the backward sweep never reads are dropped afterwards.
+
+Adjoints are tracked symbolically: an adjoint is ZERO until something flows
+into it (no `dx = 0` code), OWNED when it is an array only it refers to (so
+in-place updates are safe), SHARED when it may alias another value, MAYBE when
+it is a materialized scalar 0.0 that may have to become an array.  Control
+flow joins materialize zeros where paths disagree.
+
+The emitted code uses only constructs that have rules (tape push/pop, add_at,
+unbroadcast, ...), so it can be transformed again: derivatives of any order.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import dataclasses
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..analysis.activity import activity
+from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
+from ..frontend.normalize import (Namer, NormalizedFunction, assign, const, copy_loc, name,
+                                  parse_expr)
+from ..rules import lookup
+
+ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
+
+# Operators as the ufuncs whose rules they share.
+BINOP_FN: dict[type, Any] = {
+    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
+    gast.Pow: np.power, gast.MatMult: np.matmul, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide,
+}
+UNARY_FN: dict[type, Any] = {gast.USub: np.negative, gast.UAdd: np.positive}
+
+
+@dataclasses.dataclass
+class ReverseSpec:
+    wrt: list[str]                 # parameters to differentiate (normalized names)
+    mode: str                      # "grad" | "value_and_grad" | "vjp"
+    has_aux: bool = False
+    tuple_out: bool = False        # argnums was a tuple: return a tuple of gradients
+    name: str = "grad"
+
+
+def _join(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if MAYBE in (a, b):
+        return MAYBE
+    return SHARED
+
+
+def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
+    rule = lookup(fn)
+    call = gast.Call(func=parse_expr(rule.name), args=args,
+                     keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
+    call.s2s_fn = fn
+    return call
+
+
+def _expr_stmt(call) -> gast.Expr:
+    return gast.Expr(value=call)
+
+
+def _walk_stmts(body):
+    for s in body:
+        yield s
+        for field in ("body", "orelse"):
+            yield from _walk_stmts(getattr(s, field, []) or [])
+
+
+class ReverseBuilder:
+    def __init__(self, nf: NormalizedFunction, spec: ReverseSpec):
+        self.nf = nf
+        self.spec = spec
+        self.src = nf.source
+        fdef = nf.node
+        taken = set(nf.namespace) | set(dir(builtins))
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.Name):
+                taken.add(n.id)
+        self.namer = Namer(taken)
+        self.adj_names: dict[str, str] = {}
+        self.tape = None
+        self.stack_vars = {s.targets[0].id for s in _walk_stmts(fdef.body)
+                           if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                           and getattr(s.value, "s2s_fn", None) is rt.stack}
+        self.preinit: set[str] = set()
+        self.fresh_arrays = self._fresh_arrays(fdef.body)
+
+    # ----- helpers ----------------------------------------------------------
+    def error(self, cls, msg, node, hint=None):
+        src = getattr(node, "s2s_src", None) or self.src
+        return src.error(cls, msg, node, hint)
+
+    def adj(self, var: str) -> str:
+        if var not in self.adj_names:
+            self.adj_names[var] = self.namer.fresh("d" + var if not var.startswith("_") else "d" + var)
+        return self.adj_names[var]
+
+    def tape_name(self) -> str:
+        if self.tape is None:
+            self.tape = self.namer.fresh("tape")
+        return self.tape
+
+    def push(self, value) -> gast.Expr:
+        return _expr_stmt(_call(rt.push, [name(self.tape_name()), value]))
+
+    def pop(self) -> gast.Call:
+        return _call(rt.pop, [name(self.tape_name())])
+
+    # ----- analysis of the primal ------------------------------------------------
+    def _fresh_arrays(self, body) -> set[str]:
+        """Variables every assignment of which makes a new array (safe to write into)."""
+        defs: dict[str, list] = {}
+        for s in _walk_stmts(body):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                defs.setdefault(s.targets[0].id, []).append(s.value)
+        out = set()
+        for var, values in defs.items():
+            ok = True
+            for v in values:
+                rule = lookup(getattr(v, "s2s_fn", None)) if isinstance(v, gast.Call) else None
+                if rule is None or not rule.fresh:
+                    ok = False
+            if ok:
+                out.add(var)
+        return out
+
+    def _saved_candidates(self, body) -> set[str]:
+        counts: dict[str, int] = {}
+        in_loop: set[str] = set()
+
+        def visit(stmts, loop_depth):
+            for s in stmts:
+                if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                    counts[s.targets[0].id] = counts.get(s.targets[0].id, 0) + 1
+                    if loop_depth:
+                        in_loop.add(s.targets[0].id)
+                elif isinstance(s, gast.For):
+                    counts[s.target.id] = counts.get(s.target.id, 0) + 1
+                    if loop_depth:
+                        in_loop.add(s.target.id)
+                    visit(s.body, loop_depth + 1)
+                elif isinstance(s, gast.While):
+                    visit(s.body, loop_depth + 1)
+                elif isinstance(s, gast.If):
+                    visit(s.body, loop_depth)
+                    visit(s.orelse, loop_depth)
+        visit(body, 0)
+        params = set(self.nf.params)
+        return {v for v, c in counts.items() if c > 1 or v in in_loop or (v in params)} | \
+            {v for v in counts if v in params}
+
+    # ----- entry ----------------------------------------------------------------
+    def build(self) -> gast.FunctionDef:
+        fdef = self.nf.node
+        body = list(fdef.body)
+        ret = body.pop()
+        assert isinstance(ret, gast.Return)
+        out_node, aux_node = self._split_output(ret)
+        out_name = out_node.id if isinstance(out_node, gast.Name) else None
+        self.saved = self._saved_candidates(body)
+        self.active = activity(body, self.spec.wrt, [out_name] if out_name else [])
+        for p in self.spec.wrt:
+            self.adj(p)
+
+        # Forward sweep (also decides what to push).
+        fwd = self.fwd_block(body, set(self.nf.params))
+        # Seed and backward sweep.
+        state: dict[str, str] = {}
+        seed_stmts: list = []
+        extra_params: list[str] = []
+        if self.spec.mode == "vjp":
+            ct = self.adj(out_name) if out_name else self.namer.fresh("dout")
+            extra_params.append(ct)
+            if out_name:
+                state[out_name] = SHARED
+        else:
+            seed_call = _call(rt.seed_cotangent, [copy.deepcopy(out_node)])
+            if out_name and out_name in self.active:
+                seed_stmts.append(copy_loc(assign(self.adj(out_name), seed_call), ret))
+                state[out_name] = SHARED
+            else:
+                seed_stmts.append(copy_loc(_expr_stmt(seed_call), ret))
+        bwd = self.rev_block(body, state)
+        # The backward sweep restores overwritten values: keep what we return.
+        returned = [n for n in (out_node, aux_node) if n is not None] if self.spec.mode != "vjp" else []
+        snap: dict[str, str] = {}
+        for node in returned:
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.fresh_arrays) and n.id not in snap:
+                    snap[n.id] = self.namer.fresh(n.id + "_value")
+        if snap:
+            seed_stmts[:0] = [copy_loc(assign(new, _call(np.copy, [name(old)]) if old in self.fresh_arrays
+                                              else name(old)), ret) for old, new in snap.items()]
+            out_node, aux_node = (_rename(n, snap) for n in (out_node, aux_node))
+        # Gradients of the inputs.
+        outs: list = []
+        for p in self.spec.wrt:
+            dp = self.adj(p)
+            st = state.get(p, ZERO)
+            if st == ZERO:
+                outs.append(assign(dp, _call(rt.zeros_like, [name(p)])))
+            elif st == MAYBE:
+                outs.append(assign(dp, gast.BinOp(name(dp), gast.Add(), _call(rt.zeros_like, [name(p)]))))
+        for s in outs:
+            copy_loc(s, ret)
+
+        # Drop saves/restores of variables the backward sweep never reads.
+        needed = self._names_read(bwd + outs)
+        fwd = self._filter_saves(fwd, needed)
+        bwd = self._filter_saves(bwd, needed)
+        pre: list = [assign(v, const(None)) for v in sorted(self.preinit) if v in needed]
+        uses_tape = any(isinstance(n, gast.Name) and n.id == self.tape for s in fwd + bwd for n in gast.walk(s))
+        if uses_tape:
+            pre.append(assign(self.tape, _call(rt.stack, [])))
+        for s in pre:
+            copy_loc(s, fdef)
+
+        grads = [name(self.adj(p)) for p in self.spec.wrt]
+        grad_value = gast.Tuple(grads, gast.Load()) if (self.spec.tuple_out or self.spec.mode == "vjp") else grads[0]
+        if self.spec.mode == "vjp":
+            result = grad_value
+        elif self.spec.mode == "grad":
+            result = gast.Tuple([grad_value, aux_node], gast.Load()) if self.spec.has_aux else grad_value
+        else:
+            value = gast.Tuple([out_node, aux_node], gast.Load()) if self.spec.has_aux else out_node
+            result = gast.Tuple([copy.deepcopy(value), grad_value], gast.Load())
+        final = copy_loc(gast.Return(value=result), ret)
+        for s in fwd[:1]:
+            s.s2s_section = "forward sweep"
+        first_bwd = (seed_stmts + bwd)[:1]
+        for s in first_bwd:
+            s.s2s_section = "backward sweep"
+        args = copy.deepcopy(fdef.args)
+        args.args = args.args + [gast.Name(p, gast.Param(), None, None) for p in extra_params]
+        new = gast.FunctionDef(name=self.spec.name, args=args,
+                               body=pre + fwd + seed_stmts + bwd + outs + [final],
+                               decorator_list=[], returns=None, type_comment=None, type_params=[])
+        copy_loc(new, fdef)
+        return new
+
+    def _split_output(self, ret):
+        value = ret.value
+        if self.spec.has_aux:
+            if not (isinstance(value, gast.Tuple) and len(value.elts) >= 2):
+                raise self.error(NonDifferentiableError,
+                                 "has_aux=True needs the function to return a pair (output, aux)", ret,
+                                 "return the value and the auxiliary data as `return loss, aux`")
+            aux = value.elts[1] if len(value.elts) == 2 else gast.Tuple(value.elts[1:], gast.Load())
+            value = value.elts[0]
+        else:
+            aux = None
+        if isinstance(value, gast.Tuple):
+            what = "grad" if self.spec.mode != "vjp" else "vjp"
+            raise self.error(NonDifferentiableError, f"{what} needs a single array output, but the function returns a tuple",
+                             ret, "return one value, or use has_aux=True to return (value, aux)")
+        return value, aux
+
+    # ----- forward sweep ----------------------------------------------------------
+    def fwd_block(self, stmts: list, defined: set[str]) -> list:
+        out: list = []
+        for s in stmts:
+            s.s2s_defined_before = set(defined)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                v = s.targets[0].id
+                if v in self.saved:
+                    if v not in defined:
+                        self.preinit.add(v)
+                    out.append(self._mark(copy_loc(self.push(name(v)), s), v))
+                out.append(s)
+                defined.add(v)
+            elif isinstance(s, gast.Assign):
+                tgt = s.targets[0]
+                arr = tgt.value.id
+                if arr not in self.fresh_arrays:
+                    raise self.error(
+                        UnsupportedSyntaxError,
+                        f"s2s can differentiate indexed writes only into arrays created in the function; "
+                        f"`{arr}` may alias another array", s,
+                        f"make a new array first, e.g. `{arr} = np.copy({arr})` or `{arr} = np.zeros(n)`")
+                old = _call(np.copy, [gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Load())])
+                out.append(self._mark(copy_loc(self.push(old), s), arr))
+                out.append(s)
+            elif isinstance(s, gast.If):
+                test = s.test.id
+                changed = test in {n.id for b in (s.body, s.orelse) for x in b for n in gast.walk(x)
+                                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                s.s2s_popped_test = None
+                if changed:
+                    s.s2s_popped_test = self.namer.fresh("cond")
+                    out.append(copy_loc(self.push(name(test)), s))
+                d1, d2 = set(defined), set(defined)
+                new = copy_loc(gast.If(test=s.test, body=self.fwd_block(s.body, d1),
+                                       orelse=self.fwd_block(s.orelse, d2)), s)
+                defined |= d1 & d2
+                out.append(new)
+            elif isinstance(s, gast.For):
+                tgt = s.target.id
+                if tgt in self.saved:
+                    if tgt not in defined:
+                        self.preinit.add(tgt)
+                    out.append(self._mark(copy_loc(self.push(name(tgt)), s), tgt))
+                body = self.fwd_block(s.body, set(defined) | {tgt})
+                out.append(copy_loc(gast.For(target=s.target, iter=s.iter, body=body, orelse=[],
+                                             type_comment=None), s))
+            elif isinstance(s, gast.While):
+                trips = self.namer.fresh("trips")
+                s.s2s_trips = trips
+                out.append(copy_loc(assign(trips, const(0)), s))
+                body = [copy_loc(assign(trips, gast.BinOp(name(trips), gast.Add(), const(1))), s)]
+                body += self.fwd_block(s.body, set(defined))
+                out.append(copy_loc(gast.While(test=s.test, body=body, orelse=[]), s))
+                out.append(copy_loc(self.push(name(trips)), s))
+            else:  # Expr, Assert
+                out.append(s)
+        return out
+
+    def _mark(self, stmt, key: str):
+        stmt.s2s_save_key = key
+        return stmt
+
+    # ----- backward sweep -----------------------------------------------------
+    def rev_block(self, stmts: list, state: dict[str, str]) -> list:
+        out: list = []
+        for s in reversed(stmts):
+            code = self.rev_stmt(s, state)
+            for c in code:
+                if not hasattr(c, "lineno"):
+                    copy_loc(c, s)
+                c.s2s_grad_of = True
+            out += code
+        return out
+
+    def rev_stmt(self, s, state) -> list:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            return self.rev_assign(s, state)
+        if isinstance(s, gast.Assign):
+            return self.rev_setitem(s, state)
+        if isinstance(s, gast.If):
+            return self.rev_if(s, state)
+        if isinstance(s, gast.For):
+            return self.rev_for(s, state)
+        if isinstance(s, gast.While):
+            return self.rev_while(s, state)
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            return self.rev_effect(s, state)
+        return []
+
+    def accumulate(self, var: str, expr, state, code: list) -> None:
+        d = self.adj(var)
+        if state.get(var, ZERO) == ZERO:
+            code.append(assign(d, expr))
+            state[var] = SHARED
+        else:
+            code.append(assign(d, gast.BinOp(name(d), gast.Add(), expr)))
+            state[var] = OWNED
+
+    def ensure_owned(self, var: str, state, code: list) -> None:
+        d = self.adj(var)
+        st = state.get(var, ZERO)
+        if st == ZERO:
+            code.append(assign(d, _call(rt.zeros_like, [name(var)])))
+        elif st == SHARED:
+            code.append(assign(d, _call(np.copy, [name(d)])))
+        elif st == MAYBE:
+            code.append(assign(d, gast.BinOp(name(d), gast.Add(), _call(rt.zeros_like, [name(var)]))))
+        state[var] = OWNED
+
+    def materialize(self, var: str, defined: set[str]) -> tuple[Any, str]:
+        d = self.adj(var)
+        if var in self.stack_vars or var in defined:
+            return assign(d, _call(rt.zeros_like, [name(var)])), OWNED
+        return assign(d, const(0.0)), MAYBE
+
+    def restore(self, var: str, s) -> list:
+        if var not in self.saved:
+            return []
+        return [self._mark(copy_loc(assign(var, self.pop()), s), var)]
+
+    def rev_assign(self, s, state) -> list:
+        v = s.targets[0].id
+        value = s.value
+        code: list = []
+        fn = getattr(value, "s2s_fn", None)
+        if fn is rt.pop:
+            st = value.args[0].id
+            if st in self.active:
+                self.ensure_owned(st, state, code)
+                seed = name(self.adj(v)) if state.get(v, ZERO) != ZERO else const(0.0)
+                code.append(_expr_stmt(_call(rt.push, [name(self.adj(st)), seed])))
+        elif v in self.active and state.get(v, ZERO) != ZERO:
+            code += self.adjoint_of(v, value, s, state)
+        if v in self.active:
+            state[v] = ZERO
+        return code + self.restore(v, s)
+
+    def adjoint_of(self, v: str, value, s, state) -> list:
+        code: list = []
+        dv = name(self.adj(v))
+        if isinstance(value, gast.Name):
+            if value.id in self.active:
+                self.accumulate(value.id, dv, state, code)
+            return code
+        if isinstance(value, (gast.Constant, gast.Compare, gast.Attribute)):
+            return code
+        if isinstance(value, gast.Subscript):
+            base = value.value.id
+            if base in self.active:
+                self.ensure_owned(base, state, code)
+                index = _index_expr(value.slice)
+                code.append(_expr_stmt(_call(rt.add_at, [name(self.adj(base)), index, dv])))
+            return code
+        if isinstance(value, gast.BinOp):
+            fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
+        elif isinstance(value, gast.UnaryOp):
+            if isinstance(value.op, gast.Not):
+                return code
+            fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
+        elif isinstance(value, gast.Call):
+            fn = getattr(value, "s2s_fn", None)
+            args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
+        else:
+            raise self.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
+        rule = lookup(fn)
+        if rule is None or (rule.adjoint is None and not rule.nondiff):
+            opname = rule.name if rule else type(getattr(value, "op", value)).__name__
+            raise self.error(NoRuleError, f"s2s has no reverse-mode rule for `{opname}`", s,
+                             "register one with @s2s.custom_vjp or s2s.adjoint, or use an op s2s knows")
+        if rule.nondiff:
+            return code
+        tmpl = rule.adjoint
+        try:
+            bindings = tmpl.bind(name(v), args, kws)
+        except TypeError as exc:
+            raise self.error(UnsupportedSyntaxError, f"unexpected arguments to `{rule.name}`: {exc}", s) from None
+        local, contribs = tmpl.expand(bindings, tmpl.params[0], dv, lambda _: self.namer.temp())
+        contributed = {c.param for c in contribs}
+        for param, node in bindings.items():
+            if param == tmpl.params[0] or param in contributed or param in tmpl.static_params:
+                continue
+            if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(node)):
+                raise self.error(NonDifferentiableError,
+                                 f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
+                                 "wrap that argument in s2s.stop_gradient(...) if no gradient is wanted")
+        used = [c for c in contribs if isinstance(c.target, gast.Name) and c.target.id in self.active]
+        for c in contribs:
+            if not isinstance(c.target, gast.Name) and any(
+                    isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(c.target)):
+                raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through a list/tuple argument yet", s)
+        if used:
+            code += local
+        for c in used:
+            expr = c.expr
+            if tmpl.broadcasts:
+                expr = _call(rt.unbroadcast, [expr, name(c.target.id)])
+            self.accumulate(c.target.id, expr, state, code)
+        return code
+
+    def rev_setitem(self, s, state) -> list:
+        tgt = s.targets[0]
+        arr = tgt.value.id
+        code: list = []
+        if arr in self.active and state.get(arr, ZERO) != ZERO:
+            darr = self.adj(arr)
+            v = s.value
+            if isinstance(v, gast.Name) and v.id in self.active:
+                slot = gast.Subscript(name(darr), copy.deepcopy(tgt.slice), gast.Load())
+                self.accumulate(v.id, _call(rt.unbroadcast, [_call(np.copy, [slot]), name(v.id)]), state, code)
+            self.ensure_owned(arr, state, code)
+            code.append(assign(gast.Subscript(name(darr), copy.deepcopy(tgt.slice), gast.Store()), const(0.0)))
+        restore = assign(gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Store()), self.pop())
+        code.append(self._mark(copy_loc(restore, s), arr))
+        return code
+
+    def rev_effect(self, s, state) -> list:
+        call = s.value
+        fn = getattr(call, "s2s_fn", None)
+        code: list = []
+        if fn is rt.push:
+            st = call.args[0].id
+            if st in self.active:
+                self.ensure_owned(st, state, code)
+                popped = _call(rt.pop, [name(self.adj(st))])
+                v = call.args[1]
+                if isinstance(v, gast.Name) and v.id in self.active:
+                    self.accumulate(v.id, popped, state, code)
+                else:
+                    code.append(_expr_stmt(popped))
+        elif fn is rt.add_at:
+            arr, index, v = call.args
+            if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
+                    and v.id in self.active:
+                slot = gast.Subscript(name(self.adj(arr.id)), copy.deepcopy(index), gast.Load())
+                self.accumulate(v.id, _call(rt.unbroadcast, [slot, name(v.id)]), state, code)
+            undo = _expr_stmt(_call(rt.add_at, [name(arr.id), copy.deepcopy(index),
+                                                gast.UnaryOp(gast.USub(), copy.deepcopy(v))]))
+            code.append(self._mark(copy_loc(undo, s), arr.id))
+        return code
+
+    def _join_into(self, branches: list[tuple[list, dict]], defined: set[str]) -> dict[str, str]:
+        keys = set().union(*(st.keys() for _, st in branches))
+        joined: dict[str, str] = {}
+        for k in keys:
+            vals = [st.get(k, ZERO) for _, st in branches]
+            nonzero = [v for v in vals if v != ZERO]
+            if not nonzero:
+                continue
+            result = nonzero[0]
+            for v in nonzero[1:]:
+                result = _join(result, v)
+            if len(nonzero) != len(vals):
+                for code, st in branches:
+                    if st.get(k, ZERO) == ZERO:
+                        stmt, kind = self.materialize(k, defined)
+                        code.append(stmt)
+                        st[k] = kind
+                        result = _join(result, kind)
+            joined[k] = result
+        return joined
+
+    def rev_if(self, s, state) -> list:
+        code: list = []
+        test = s.test
+        if getattr(s, "s2s_popped_test", None):
+            code.append(copy_loc(assign(s.s2s_popped_test, self.pop()), s))
+            test = name(s.s2s_popped_test)
+        st1, st2 = dict(state), dict(state)
+        b1 = self.rev_block(s.body, st1)
+        b2 = self.rev_block(s.orelse, st2)
+        joined = self._join_into([(b1, st1), (b2, st2)], s.s2s_defined_before)
+        state.clear()
+        state.update(joined)
+        if not b1 and not b2:
+            return code
+        code.append(copy_loc(gast.If(test=copy.deepcopy(test), body=b1 or [gast.Pass()], orelse=b2), s))
+        return code
+
+    def _materialize_kind(self, var: str, defined: set[str]) -> str:
+        return OWNED if (var in self.stack_vars or var in defined) else MAYBE
+
+    def _rev_loop_body(self, s, state) -> tuple[list, list, dict]:
+        """Reverse a loop body at a fixpoint of the adjoint states at its start."""
+        defined = s.s2s_defined_before
+        start = dict(state)
+        for _ in range(20):
+            snapshot = (copy.deepcopy(self.namer.__dict__), dict(self.adj_names))
+            body_state = dict(start)
+            body = self.rev_block(s.body, body_state)
+            new_start = dict(start)
+            for k in set(start) | set(body_state):
+                a, b = start.get(k, ZERO), body_state.get(k, ZERO)
+                if a == ZERO and b == ZERO:
+                    continue
+                if a == ZERO:      # zeros materialized before the loop
+                    new_start[k] = _join(self._materialize_kind(k, defined), b)
+                elif b == ZERO:    # zeros materialized at the end of the body
+                    new_start[k] = _join(a, self._materialize_kind(k, defined))
+                else:
+                    new_start[k] = _join(a, b)
+            if new_start == start:
+                break
+            start = new_start
+            self.namer.__dict__.update(snapshot[0])
+            self.adj_names = snapshot[1]
+        pre: list = []
+        for k, v in start.items():
+            if v != ZERO and state.get(k, ZERO) == ZERO:
+                pre.append(copy_loc(self.materialize(k, defined)[0], s))
+            if v != ZERO and body_state.get(k, ZERO) == ZERO:
+                body.append(copy_loc(self.materialize(k, defined)[0], s))
+        state.clear()
+        state.update(start)
+        return pre, body, state
+
+    def rev_for(self, s, state) -> list:
+        pre, body, _ = self._rev_loop_body(s, state)
+        it = _call(builtins.reversed, [copy.deepcopy(s.iter)])
+        loop = copy_loc(gast.For(target=copy.deepcopy(s.target), iter=it, body=body or [gast.Pass()],
+                                 orelse=[], type_comment=None), s)
+        return pre + [loop] + self.restore(s.target.id, s)
+
+    def rev_while(self, s, state) -> list:
+        trips = s.s2s_trips
+        pre, body, _ = self._rev_loop_body(s, state)
+        it = _call(builtins.range, [name(trips)])
+        loop = copy_loc(gast.For(target=name(self.namer.fresh("_"), gast.Store()), iter=it,
+                                 body=body or [gast.Pass()], orelse=[], type_comment=None), s)
+        return [copy_loc(assign(trips, self.pop()), s)] + pre + [loop]
+
+    # ----- save filtering ----------------------------------------------------
+    def _names_read(self, stmts) -> set[str]:
+        out = set()
+        for s in _walk_stmts(stmts):
+            if getattr(s, "s2s_save_key", None) is not None:
+                continue
+            for field in ("value", "test", "iter", "targets"):
+                sub = getattr(s, field, None)
+                if sub is None:
+                    continue
+                for node in (sub if isinstance(sub, list) else [sub]):
+                    for n in gast.walk(node):
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                            out.add(n.id)
+                    if isinstance(node, gast.Subscript):   # d[i] = ... reads d and i
+                        for n in gast.walk(node):
+                            if isinstance(n, gast.Name):
+                                out.add(n.id)
+        return out
+
+    def _filter_saves(self, stmts: list, needed: set[str]) -> list:
+        out = []
+        for s in stmts:
+            key = getattr(s, "s2s_save_key", None)
+            if key is not None and key not in needed:
+                continue
+            for field in ("body", "orelse"):
+                sub = getattr(s, field, None)
+                if isinstance(sub, list) and sub:
+                    new = self._filter_saves(sub, needed)
+                    setattr(s, field, new or [gast.Pass()] if field == "body" else new)
+            out.append(s)
+        return out
+
+
+def _rename(node, mapping: dict[str, str]):
+    if node is None:
+        return None
+    node = copy.deepcopy(node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+    return node
+
+
+def _index_expr(index):
+    """An index node as an expression usable as a call argument (slices -> slice())."""
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else const(None) for p in (index.lower, index.upper, index.step)]
+        call = gast.Call(func=name("slice"), args=[copy.deepcopy(p) for p in parts], keywords=[])
+        call.s2s_fn = builtins.slice
+        return call
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple([_index_expr(e) for e in index.elts], gast.Load())
+    return copy.deepcopy(index)
+
+
+def reverse(nf: NormalizedFunction, spec: ReverseSpec) -> gast.FunctionDef:
+    return ReverseBuilder(nf, spec).build()
