@@ -101,7 +101,8 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
                                 f"positional argument{'s' if nparams != 1 else ''}")
     argnums = tuple(a % nparams for a in argnums)
     nf = normalize(parsed)
-    name = f"{src_fn.__name__}_{transform}"
+    import re
+    name = f"{re.sub(r'[^A-Za-z0-9_]', '', src_fn.__name__) or 'fn'}_{transform}"
     spec = ReverseSpec(wrt=[nf.params[a] for a in argnums], mode=transform, has_aux=has_aux,
                        tuple_out=tuple_out, name=name)
     fdef = reverse(nf, spec)
@@ -222,7 +223,7 @@ def vjp(fun: Callable, *primals):
     def vjp_fn(cotangent):
         if np.shape(cotangent) != np.shape(out):
             raise ArgumentError(f"vjp_fn expects a cotangent of shape {np.shape(out)}, got {np.shape(cotangent)}")
-        return gen.fn(*primals, cotangent)
+        return gen.fn(cotangent, *primals)
     vjp_fn.source = gen.source
     return out, vjp_fn
 

@@ -220,3 +220,15 @@ def add_at(a, index, v) -> None:
         a[index] += v
     else:
         np.add.at(a, index, v)
+
+
+def choose(index, *options):
+    """options[index]: a tuple/list element picked by a run-time index."""
+    return options[index]
+
+
+def pick_cotangent(g, index, k, like):
+    """The cotangent of option k of choose(index, ...): g if index picks k, else zeros."""
+    if index == k:
+        return g
+    return zeros_like(like)

@@ -213,6 +213,9 @@ class Normalizer:
         args = copy.deepcopy(fdef.args)
         for a in args.args:
             a.id = rename[a.id]
+        defaults = list(getattr(self.top.fn, "__defaults__", None) or ())
+        args.defaults = [_constant(d) if isinstance(d, (int, float, str, tuple, type(None), bool))
+                         else self.global_ref(f"default_{i}", d, fdef) for i, d in enumerate(defaults)]
         new = gast.FunctionDef(name=fdef.name, args=args, body=body, decorator_list=[],
                                returns=None, type_comment=None, type_params=[])
         copy_loc(new, fdef)
@@ -333,7 +336,7 @@ class Normalizer:
             if isinstance(value, (gast.Tuple, gast.List)):
                 if len(value.elts) != len(target.elts):
                     raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
-                atoms = [self.atom(v, out) for v in value.elts]
+                atoms = [self.arg_atom(v, out) for v in value.elts]
                 # copy to temporaries first, so `a, b = b, a` swaps
                 tmps = []
                 for a in atoms:
@@ -498,7 +501,10 @@ class Normalizer:
             seqs = args
             if len(seqs) == 1:
                 n = self.namer.temp()
-                out.append(assign(n, self.call_rule(builtins.len, [seqs[0]], s), s))
+                q = seqs[0]
+                length = const(len(self.aggregates[q.id])) if isinstance(q, gast.Name) and q.id in self.aggregates \
+                    else self.call_rule(builtins.len, [q], s)
+                out.append(assign(n, length, s))
             else:
                 lens = []
                 for q in seqs:
@@ -515,18 +521,19 @@ class Normalizer:
         else:
             index_var = self.namer.fresh("k")
             elem_assigns = []
+            seqs = [self._subscriptable(q, out) for q in seqs]
             if kind == "enumerate":
                 if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2):
                     raise self.error(UnsupportedSyntaxError, "unpack enumerate() as `for i, x in enumerate(...)`", s)
                 elem_assigns.append((target.elts[0], name(index_var)))
-                elem_assigns.append((target.elts[1], gast.Subscript(copy.deepcopy(seqs[0]), name(index_var), gast.Load())))
+                elem_assigns.append((target.elts[1], self.element(seqs[0], name(index_var), s)))
             elif kind == "zip":
                 if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == len(seqs)):
                     raise self.error(UnsupportedSyntaxError, "unpack zip() into one name per sequence", s)
                 for t, q in zip(target.elts, seqs):
-                    elem_assigns.append((t, gast.Subscript(copy.deepcopy(q), name(index_var), gast.Load())))
+                    elem_assigns.append((t, self.element(q, name(index_var), s)))
             else:
-                elem_assigns.append((target, gast.Subscript(copy.deepcopy(seqs[0]), name(index_var), gast.Load())))
+                elem_assigns.append((target, self.element(seqs[0], name(index_var), s)))
         exits = _has_exit(s.body)
         if not exits:
             # for i in range(...): keep the for loop; bind the range to a temp if
@@ -591,6 +598,18 @@ class Normalizer:
         raise self.error(UnsupportedSyntaxError, "unpacking rows of an array in a for loop is not supported", s,
                          "index the row instead: for i in range(len(X)): a, b = X[i, 0], X[i, 1]")
 
+    def _subscriptable(self, seq, out):
+        return seq
+
+    def element(self, seq, index, s):
+        """seq[index] for a loop element: a choose() for split tuples/lists."""
+        if isinstance(seq, gast.Name) and seq.id in self.aggregates:
+            elems = self.aggregates[seq.id]
+            if any(e in self.aggregates for e in elems):
+                raise self.error(UnsupportedSyntaxError, "s2s cannot loop over a list of tuples", s)
+            return self.call_rule(rt.choose, [index] + [name(e) for e in elems], s)
+        return gast.Subscript(copy.deepcopy(seq), index, gast.Load())
+
     def iteration(self, it, out) -> tuple[str, list]:
         """Classify a for loop's iterable: ("range", bound atoms) or (kind, sequence atoms)."""
         if isinstance(it, gast.Call) and not it.keywords:
@@ -613,9 +632,6 @@ class Normalizer:
             if obj is builtins.zip:
                 return "zip", [self.atom(a, out) for a in it.args]
         seq = self.atom(it, out)
-        if isinstance(seq, gast.Name) and seq.id in self.aggregates:
-            raise self.error(UnsupportedSyntaxError, "s2s cannot loop over a tuple/list of values yet", it,
-                             "index the elements explicitly or stack them into an array (np.stack)")
         return "seq", [seq]
 
     # ----- expressions ----------------------------------------------------------
@@ -739,8 +755,12 @@ class Normalizer:
                 return self.aggregate_or_name(elems[idx.value]) if elems[idx.value] not in self.aggregates else name(elems[idx.value])
             if isinstance(idx, gast.UnaryOp) and isinstance(idx.op, gast.USub) and isinstance(idx.operand, gast.Constant):
                 return name(elems[-idx.operand.value])
-            raise self.error(UnsupportedSyntaxError, "s2s can index a tuple/list only with a constant", node,
-                             "stack the values into an array (np.stack) to index it with a variable")
+            index = self.atom(idx, out)
+            options = [name(e) if e not in self.aggregates else None for e in elems]
+            if any(o is None for o in options):
+                raise self.error(UnsupportedSyntaxError, "s2s cannot index a list of tuples with a variable", node,
+                                 "stack the values into an array (np.stack) to index it with a variable")
+            return self.call_rule(rt.choose, [index] + options, node)
         return gast.Subscript(base, self.index(node.slice, out), gast.Load())
 
     def index(self, node, out) -> Any:

@@ -43,3 +43,9 @@ def to_float(y, x):
 def getitem_vjp(y, g, x, index):
     d[g] = d[y][index]
 register(rt.add_at, "add_at")   # in place; the reverse pass handles it like push/pop
+register(rt.choose, "choose")   # adjoint in the reverse pass (variadic)
+
+
+@adjoint(rt.pick_cotangent, "pick_cotangent", shape_only=("like",))
+def pick_cotangent(y, g, index, k, like):
+    d[g] = pick_cotangent(d[y], index, k, g)

@@ -134,14 +134,38 @@ class ReverseBuilder:
                 defs.setdefault(s.targets[0].id, []).append(s.value)
         out = set()
         for var, values in defs.items():
-            ok = True
-            for v in values:
-                rule = lookup(getattr(v, "s2s_fn", None)) if isinstance(v, gast.Call) else None
-                if rule is None or not rule.fresh:
-                    ok = False
-            if ok:
+            if all(_allocates(v) for v in values):
                 out.add(var)
         return out
+
+    def _check_aliases(self, body) -> None:
+        """Refuse whole-array reads (copies, views) of a written array that a later write could change."""
+        order: list = []
+
+        def visit(stmts, loops):
+            for st in stmts:
+                order.append((st, loops))
+                if isinstance(st, (gast.For, gast.While)):
+                    visit(st.body, loops + (id(st),))
+                elif isinstance(st, gast.If):
+                    visit(st.body, loops)
+                    visit(st.orelse, loops)
+        visit(body, ())
+        writes: dict[str, list[tuple[int, tuple]]] = {}
+        for i, (st, loops) in enumerate(order):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
+                writes.setdefault(st.targets[0].value.id, []).append((i, loops))
+        for i, (st, loops) in enumerate(order):
+            if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
+                continue
+            for arr in _view_sources(st.value):
+                for j, wloops in writes.get(arr, []):
+                    if j > i or set(loops) & set(wloops):
+                        raise self.error(
+                            UnsupportedSyntaxError,
+                            f"`{st.targets[0].id}` refers to (a view of) `{arr}`, which is written into later; "
+                            f"s2s cannot differentiate through that aliasing", st,
+                            f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
 
     def _saved_candidates(self, body) -> set[str]:
         counts: dict[str, int] = {}
@@ -177,6 +201,7 @@ class ReverseBuilder:
         out_node, aux_node = self._split_output(ret)
         out_name = out_node.id if isinstance(out_node, gast.Name) else None
         self.saved = self._saved_candidates(body)
+        self._check_aliases(body)
         self.active = activity(body, self.spec.wrt, [out_name] if out_name else [])
         for p in self.spec.wrt:
             self.adj(p)
@@ -250,7 +275,7 @@ class ReverseBuilder:
         for s in first_bwd:
             s.s2s_section = "backward sweep"
         args = copy.deepcopy(fdef.args)
-        args.args = args.args + [gast.Name(p, gast.Param(), None, None) for p in extra_params]
+        args.args = [gast.Name(p, gast.Param(), None, None) for p in extra_params] + args.args
         new = gast.FunctionDef(name=self.spec.name, args=args,
                                body=pre + fwd + seed_stmts + bwd + outs + [final],
                                decorator_list=[], returns=None, type_comment=None, type_params=[])
@@ -305,13 +330,17 @@ class ReverseBuilder:
                                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
                 s.s2s_popped_test = None
                 if changed:
+                    # Remember the branch taken; push it after the branch's own pushes
+                    # so the backward sweep pops it first.
                     s.s2s_popped_test = self.namer.fresh("cond")
-                    out.append(copy_loc(self.push(name(test)), s))
+                    out.append(copy_loc(assign(s.s2s_popped_test, name(test)), s))
                 d1, d2 = set(defined), set(defined)
                 new = copy_loc(gast.If(test=s.test, body=self.fwd_block(s.body, d1),
                                        orelse=self.fwd_block(s.orelse, d2)), s)
                 defined |= d1 & d2
                 out.append(new)
+                if changed:
+                    out.append(copy_loc(self.push(name(s.s2s_popped_test)), s))
             elif isinstance(s, gast.For):
                 tgt = s.target.id
                 if tgt in self.saved:
@@ -427,6 +456,13 @@ class ReverseBuilder:
                 self.ensure_owned(base, state, code)
                 index = _index_expr(value.slice)
                 code.append(_expr_stmt(_call(rt.add_at, [name(self.adj(base)), index, dv])))
+            return code
+        if isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.choose:
+            index, options = value.args[0], value.args[1:]
+            for k, opt in enumerate(options):
+                if isinstance(opt, gast.Name) and opt.id in self.active:
+                    self.accumulate(opt.id, _call(rt.pick_cotangent, [dv, copy.deepcopy(index), const(k), name(opt.id)]),
+                                    state, code)
             return code
         if isinstance(value, gast.BinOp):
             fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
@@ -638,6 +674,37 @@ class ReverseBuilder:
                     setattr(s, field, new or [gast.Pass()] if field == "body" else new)
             out.append(s)
         return out
+
+
+_VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
+                              np.broadcast_to, np.asarray, np.moveaxis, np.diagonal, np.atleast_1d,
+                              np.atleast_2d, np.atleast_3d)}
+
+
+def _allocates(value) -> bool:
+    """The value is a newly allocated array (safe to write into without aliasing)."""
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        return True
+    if isinstance(value, gast.Call):
+        fn = getattr(value, "s2s_fn", None)
+        rule = lookup(fn)
+        return rule is not None and (rule.fresh or (id(fn) not in _VIEW_OPS and not rule.nondiff))
+    return False
+
+
+def _view_sources(value) -> list[str]:
+    """Arrays whose memory `value` may share."""
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        if any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, Ellipsis))
+               for p in parts):
+            return [value.value.id]
+        return []
+    if isinstance(value, gast.Call) and id(getattr(value, "s2s_fn", None)) in _VIEW_OPS:
+        return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
+    return []
 
 
 def _rename(node, mapping: dict[str, str]):
