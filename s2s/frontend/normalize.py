@@ -59,13 +59,23 @@ VARARG_METHODS = {"reshape", "transpose"}
 NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
 
 
+HELPER_MODULES = ["s2s.runtime", "s2s.ophelpers"]
+
+
 def base_namespace() -> dict[str, Any]:
-    """Globals every generated module starts with."""
+    """Globals every generated module starts with: np, math and the public
+    functions of the helper modules (runtime support, op helpers)."""
+    import importlib
     ns: dict[str, Any] = {"np": np, "math": math}
-    for name in dir(rt):
-        obj = getattr(rt, name)
-        if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == rt.__name__:
-            ns[name] = obj
+    for modname in HELPER_MODULES:
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        for name in dir(mod):
+            obj = getattr(mod, name)
+            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
+                ns[name] = obj
     return ns
 
 
