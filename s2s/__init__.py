@@ -5,11 +5,11 @@
     print(s2s.show(loss))           # read it
 """
 from . import rules as _rules  # noqa: F401  (registers the rule tables)
-from .api import grad, show, value_and_grad, vjp
+from .api import grad, hessian, jacfwd, jacrev, jvp, show, value_and_grad, vjp
 from .errors import (ArgumentError, NoRuleError, NonDifferentiableError, RecursionNotSupportedError,
                      S2SError, TransformError, UnsupportedSyntaxError)
 
-__all__ = ["grad", "value_and_grad", "vjp", "show", "S2SError", "TransformError",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "show", "S2SError", "TransformError",
            "UnsupportedSyntaxError", "NoRuleError", "RecursionNotSupportedError",
            "NonDifferentiableError", "ArgumentError"]
 __version__ = "0.1.0"

@@ -22,9 +22,10 @@ from .frontend.normalize import normalize
 from .frontend.parse import parse_function
 from .optimize import cleanup
 from .rules import lookup
+from .transforms.forward import ForwardSpec, forward
 from .transforms.reverse import ReverseSpec, reverse
 
-_TRANSFORMS = ("grad", "value_and_grad", "vjp")
+_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,9 +104,11 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
     nf = normalize(parsed)
     import re
     name = f"{re.sub(r'[^A-Za-z0-9_]', '', src_fn.__name__) or 'fn'}_{transform}"
-    spec = ReverseSpec(wrt=[nf.params[a] for a in argnums], mode=transform, has_aux=has_aux,
-                       tuple_out=tuple_out, name=name)
-    fdef = reverse(nf, spec)
+    wrt = [nf.params[a] for a in argnums]
+    if transform == "jvp":
+        fdef = forward(nf, ForwardSpec(wrt=wrt, name=name))
+    else:
+        fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name))
     fdef = cleanup.optimize(fdef)
     body = emit.to_source(fdef)
     origin = _origin(src_fn)
@@ -228,11 +231,116 @@ def vjp(fun: Callable, *primals):
     return out, vjp_fn
 
 
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
+    """Forward mode: `(fun(*primals), J @ tangents)` from generated tangent source.
+
+    Args:
+        primals, tangents: tuples (or lists) of the same length and matching shapes.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ArgumentError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if np.shape(p) != np.shape(t):
+            raise ArgumentError(f"jvp: tangent {i} has shape {np.shape(t)} but its primal has shape {np.shape(p)}")
+    src = source_function(fun)
+    # Integer primals (sizes, counts) carry no tangent, as JAX's float0.
+    nums = []
+    for i, (p, tv) in enumerate(zip(primals, tangents)):
+        kind = np.asarray(p).dtype.kind
+        if kind in "iub":
+            if np.any(np.asarray(tv) != 0):
+                raise NonDifferentiableError(f"jvp: argument {i} of {src.__qualname__} is an integer; its tangent must be zero")
+            continue
+        _check_differentiable(p, i, src)
+        nums.append(i)
+    if not nums:
+        raise ArgumentError("jvp needs at least one float primal")
+    gen = Transformed(fun, "jvp", tuple(nums)).generated()
+    return gen.fn(*primals, *[np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i])
+                              for i in nums])
+
+
+def _basis(x):
+    """Unit tangents/cotangents shaped like x, one per element."""
+    shape = np.shape(x)
+    size = int(np.prod(shape)) if shape else 1
+    for k in range(size):
+        e = np.zeros(size)
+        e[k] = 1.0
+        yield e.reshape(shape) if shape else 1.0
+
+
+def _argnums_tuple(argnums):
+    nums, is_tuple = _normalize_argnums(argnums)
+    return nums, is_tuple
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0):
+    """Jacobian by forward mode: shape `out.shape + in.shape` (as JAX)."""
+    nums, is_tuple = _argnums_tuple(argnums)
+
+    def jac(*args):
+        results = []
+        for a in nums:
+            cols = []
+            out = None
+            for e in _basis(args[a]):
+                tangents = [np.zeros_like(np.asarray(x, dtype=float)) if np.ndim(x) else 0.0 for x in args]
+                tangents[a] = e
+                out, t_out = jvp(fun, args, tangents)
+                cols.append(np.asarray(t_out))
+            stacked = np.stack(cols, axis=-1)
+            results.append(stacked.reshape(np.shape(out) + np.shape(args[a])))
+        return tuple(results) if is_tuple else results[0]
+    jac.__name__ = f"jacfwd_{getattr(fun, '__name__', 'f')}"
+    return jac
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0):
+    """Jacobian by reverse mode: shape `out.shape + in.shape` (as JAX)."""
+    nums, is_tuple = _argnums_tuple(argnums)
+
+    def jac(*args):
+        out, vjp_fn = vjp(fun, *args)
+        rows: list[list] = [[] for _ in nums]
+        for e in _basis(out):
+            cts = vjp_fn(e)
+            for i, a in enumerate(nums):
+                rows[i].append(np.asarray(cts[a]))
+        results = [np.stack(r, axis=0).reshape(np.shape(out) + np.shape(args[a])) for r, a in zip(rows, nums)]
+        return tuple(results) if is_tuple else results[0]
+    jac.__name__ = f"jacrev_{getattr(fun, '__name__', 'f')}"
+    return jac
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
+    """Hessian by forward-over-reverse: `jacfwd(grad(fun, argnums), argnums)`."""
+    nums, is_tuple = _argnums_tuple(argnums)
+    if is_tuple:
+        inner = grad(fun, argnums=nums)
+
+        def hess(*args):
+            rows = []
+            for i in range(len(nums)):
+                pick = _pick(inner, i)
+                rows.append(tuple(jacfwd(pick, a)(*args) for a in nums))
+            return tuple(rows)
+        return hess
+    return jacfwd(grad(fun, argnums=nums[0]), nums[0])
+
+
+def _pick(fun, i):
+    def picked(*args):
+        return fun(*args)[i]
+    return picked
+
+
 def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 0, has_aux: bool = False) -> str:
     """The generated source of `transform(fun)` (a string; also in a real file)."""
     if transform not in _TRANSFORMS:
         raise ArgumentError(f"unknown transform {transform!r}; choose one of {', '.join(_TRANSFORMS)}")
-    if transform == "vjp":
+    if transform in ("vjp", "jvp"):
         n = len(inspect.signature(source_function(fun)).parameters)
         argnums = tuple(range(n))
     return Transformed(fun, transform, argnums, has_aux).source

@@ -50,7 +50,19 @@ def operand_names(value) -> list[str]:
 
 
 def activity(body: list, wrt: list[str], outputs: list[str]) -> set[str]:
-    """Return the set of active variable names."""
+    """Return the set of active variable names (varied and useful)."""
+    edges = _edges(body)
+    varied = _closure(set(wrt), edges)
+    useful = _closure(set(outputs), [(b, a) for a, b in edges])
+    return varied & useful
+
+
+def varied(body: list, wrt: list[str]) -> set[str]:
+    """Variables that depend differentiably on `wrt` (what forward mode needs)."""
+    return _closure(set(wrt), _edges(body))
+
+
+def _edges(body: list) -> list[tuple[str, str]]:
     edges: list[tuple[str, str]] = []   # (source, target): target depends on source
     for s in _stmts(body):
         if isinstance(s, gast.Assign):
@@ -69,9 +81,7 @@ def activity(body: list, wrt: list[str], outputs: list[str]) -> set[str]:
                     for n in gast.walk(a):
                         if isinstance(n, gast.Name):
                             edges.append((n.id, args[0].id))
-    varied = _closure(set(wrt), edges)
-    useful = _closure(set(outputs), [(b, a) for a, b in edges])
-    return varied & useful
+    return edges
 
 
 def _closure(start: set[str], edges: list[tuple[str, str]]) -> set[str]:

@@ -75,12 +75,12 @@ def adjoint(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape
     return wrap
 
 
-def tangent(fn: Any, name: str | None = None, *, broadcasts: bool = False):
+def tangent(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape_only: tuple = ()):
     """Decorator: register a t[x]-notation template as fn's forward-mode rule."""
     def wrap(template_fn):
         rule = lookup(fn)
         register(fn, name or (rule.name if rule else template_fn.__name__),
-                 tangent=Template(template_fn, kind="t", broadcasts=broadcasts))
+                 tangent=Template(template_fn, kind="t", broadcasts=broadcasts, shape_only=shape_only))
         return template_fn
     return wrap
 

@@ -49,3 +49,37 @@ register(rt.choose, "choose")   # adjoint in the reverse pass (variadic)
 @adjoint(rt.pick_cotangent, "pick_cotangent", shape_only=("like",))
 def pick_cotangent(y, g, index, k, like):
     d[g] = pick_cotangent(d[y], index, k, g)
+
+
+# ----- Tangents of the helpers reverse mode emits (forward-over-reverse) -----
+from .registry import tangent  # noqa: E402
+
+
+@tangent(rt.unbroadcast, "unbroadcast", shape_only=("x",))
+def unbroadcast_t(y, g, x):
+    t[y] = unbroadcast(t[g], x)
+
+
+@tangent(rt.broadcast_like, "broadcast_like", shape_only=("x",))
+def broadcast_like_t(y, g, x):
+    t[y] = broadcast_like(t[g], x)
+
+
+@tangent(rt.expand_reduced, "expand_reduced", shape_only=("x",))
+def expand_reduced_t(y, g, x, axis=None, keepdims=False):
+    t[y] = expand_reduced(t[g], x, axis, keepdims)
+
+
+@tangent(rt.to_float, "to_float")
+def to_float_t(y, x):
+    t[y] = t[x]
+
+
+@tangent(rt.getitem_vjp, "getitem_vjp", shape_only=("x",))
+def getitem_vjp_t(y, g, x, index):
+    t[y] = getitem_vjp(t[g], x, index)
+
+
+@tangent(rt.pick_cotangent, "pick_cotangent")
+def pick_cotangent_t(y, g, index, k, like):
+    t[y] = pick_cotangent(t[g], index, k, like)

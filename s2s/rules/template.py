@@ -33,7 +33,7 @@ class Contribution:
 class Template:
     # Parameters that never carry a derivative (axes, shapes, flags, conditions).
     STATIC = frozenset({"axis", "axes", "axis1", "axis2", "keepdims", "dtype", "out", "order", "shape",
-                        "condition", "index", "subok", "ddof", "where", "initial"})
+                        "condition", "index", "subok", "ddof", "where", "initial", "k", "like"})
 
     def __init__(self, fn: Callable, kind: str, broadcasts: bool = False, shape_only: tuple = ()):
         self.fn = fn

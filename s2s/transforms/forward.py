@@ -1,0 +1,450 @@
+"""Forward mode: an ANF function -> ANF source of its Jacobian-vector product.
+
+Each primal statement is followed by its tangent statement, built from the
+op's tangent template (`t[x]` notation) in the rule table.  Control flow is
+kept as it is (no tape: tangents flow forward with the values).
+
+Tangents are tracked symbolically like adjoints in reverse mode: ZERO (no
+code; template terms holding it are simplified away), OWNED (an array only
+it refers to, safe to update in place), SHARED (may alias), MAYBE (a scalar
+0.0 materialized at a control-flow join, which may have to become an array).
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import dataclasses
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..analysis.activity import varied
+from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
+from ..frontend.normalize import Namer, NormalizedFunction, assign, const, copy_loc, name
+from ..rules import lookup
+from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
+
+ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
+_ZERO_ID = "__s2s_zero_tangent__"
+
+
+@dataclasses.dataclass
+class ForwardSpec:
+    wrt: list[str]          # parameters with tangents (normalized names)
+    name: str = "jvp"
+
+
+def _join(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if MAYBE in (a, b):
+        return MAYBE
+    return SHARED
+
+
+def _is_zero(node) -> bool:
+    return isinstance(node, gast.Name) and node.id == _ZERO_ID
+
+
+class _Simplify:
+    """Drop terms of a tangent expression that hold a symbolic zero."""
+
+    def __init__(self, tangent_names: set[str]):
+        self.tangent_names = tangent_names
+
+    def carries(self, node) -> bool:
+        return any(isinstance(n, gast.Name) and (n.id == _ZERO_ID or n.id in self.tangent_names)
+                   for n in gast.walk(node))
+
+    def __call__(self, node):
+        if isinstance(node, gast.BinOp):
+            left, right = self(node.left), self(node.right)
+            lz, rz = _is_zero(left), _is_zero(right)
+            op = node.op
+            if isinstance(op, gast.Add):
+                if lz:
+                    return right
+                if rz:
+                    return left
+            elif isinstance(op, gast.Sub):
+                if rz:
+                    return left
+                if lz:
+                    return gast.UnaryOp(gast.USub(), right)
+            elif isinstance(op, (gast.Mult, gast.MatMult)):
+                if lz or rz:
+                    return name(_ZERO_ID)
+            elif isinstance(op, (gast.Div, gast.FloorDiv)):
+                if lz:
+                    return name(_ZERO_ID)
+            if lz or rz:
+                left = const(0.0) if lz else left
+                right = const(0.0) if rz else right
+            return gast.BinOp(left, op, right)
+        if isinstance(node, gast.UnaryOp):
+            operand = self(node.operand)
+            if _is_zero(operand) and isinstance(node.op, (gast.USub, gast.UAdd)):
+                return operand
+            return gast.UnaryOp(node.op, const(0.0) if _is_zero(operand) else operand)
+        if isinstance(node, gast.Call):
+            args = [self(a) for a in node.args]
+            kws = [gast.keyword(k.arg, self(k.value)) for k in node.keywords]
+            carrying = [a for a in args + [k.value for k in kws] if self.carries(a)]
+            if carrying and all(_is_zero(a) for a in carrying):
+                return name(_ZERO_ID)
+            args = [const(0.0) if _is_zero(a) else a for a in args]
+            for k in kws:
+                if _is_zero(k.value):
+                    k.value = const(0.0)
+            new = gast.Call(func=node.func, args=args, keywords=kws)
+            if hasattr(node, "s2s_fn"):
+                new.s2s_fn = node.s2s_fn
+            return new
+        if isinstance(node, gast.Subscript):
+            value = self(node.value)
+            if _is_zero(value):
+                return value
+            return gast.Subscript(value, node.slice, node.ctx)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return type(node)([const(0.0) if _is_zero(e) else e for e in map(self, node.elts)], node.ctx)
+        return node
+
+
+class ForwardBuilder:
+    def __init__(self, nf: NormalizedFunction, spec: ForwardSpec):
+        self.nf = nf
+        self.spec = spec
+        self.src = nf.source
+        taken = set(nf.namespace) | set(dir(builtins))
+        for n in gast.walk(nf.node):
+            if isinstance(n, gast.Name):
+                taken.add(n.id)
+        self.namer = Namer(taken)
+        self.tan_names: dict[str, str] = {}
+        self.stack_vars = {s.targets[0].id for s in _walk_stmts(nf.node.body)
+                           if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                           and getattr(s.value, "s2s_fn", None) is rt.stack}
+
+    def error(self, cls, msg, node, hint=None):
+        src = getattr(node, "s2s_src", None) or self.src
+        return src.error(cls, msg, node, hint)
+
+    def tan(self, var: str) -> str:
+        if var not in self.tan_names:
+            self.tan_names[var] = self.namer.fresh(var + "_dot")
+        return self.tan_names[var]
+
+    # ----- entry ------------------------------------------------------------
+    def build(self) -> gast.FunctionDef:
+        fdef = self.nf.node
+        body = list(fdef.body)
+        ret = body.pop()
+        self.active = varied(body, self.spec.wrt)
+        # Tape stacks: every push/pop of a varied stack is mirrored on its tangent stack.
+        state: dict[str, str] = {p: SHARED for p in self.spec.wrt}
+        for p in self.spec.wrt:
+            self.tan(p)
+        code = self.block(body, state, set(self.nf.params))
+        out_node = ret.value
+        outs: list = []
+        out_tangent = self.output_tangent(out_node, state, outs)
+        for s in outs:
+            copy_loc(s, ret)
+        result = gast.Tuple([copy.deepcopy(out_node), out_tangent], gast.Load())
+        final = copy_loc(gast.Return(value=result), ret)
+        args = copy.deepcopy(fdef.args)
+        n_defaults = len(args.defaults)
+        tangent_params = [gast.Name(self.tan(p), gast.Param(), None, None) for p in self.spec.wrt]
+        if n_defaults:
+            raise self.error(UnsupportedSyntaxError, "jvp of a function with default arguments is not supported", fdef,
+                             "pass every argument explicitly (wrap the function)")
+        args.args = args.args + tangent_params
+        new = gast.FunctionDef(name=self.spec.name, args=args, body=code + outs + [final],
+                               decorator_list=[], returns=None, type_comment=None, type_params=[])
+        copy_loc(new, fdef)
+        return new
+
+    def output_tangent(self, node, state, code: list):
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return gast.Tuple([self.output_tangent(e, state, code) for e in node.elts], gast.Load())
+        if isinstance(node, gast.Name):
+            st = state.get(node.id, ZERO)
+            t = self.tan(node.id)
+            if st == ZERO:
+                code.append(assign(t, _call(rt.zeros_like, [name(node.id)])))
+            elif st == MAYBE:
+                code.append(assign(t, gast.BinOp(name(t), gast.Add(), _call(rt.zeros_like, [name(node.id)]))))
+            return name(t)
+        return _call(rt.zeros_like, [copy.deepcopy(node)])
+
+    # ----- statements ---------------------------------------------------------
+    def block(self, stmts: list, state: dict, defined: set[str]) -> list:
+        out: list = []
+        for s in stmts:
+            code = self.stmt(s, state, defined)
+            for c in code:
+                if not hasattr(c, "lineno"):
+                    copy_loc(c, s)
+            out += code
+        return out
+
+    def stmt(self, s, state, defined) -> list:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            v = s.targets[0].id
+            code = [s] + self.tangent_of(v, s.value, s, state)
+            defined.add(v)
+            return code
+        if isinstance(s, gast.Assign):
+            return self.setitem(s, state)
+        if isinstance(s, gast.If):
+            return self.if_(s, state, defined)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s, state, defined)
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            return [s] + self.effect(s, state)
+        return [s]
+
+    def set_tangent(self, v: str, expr, state, code: list, kind: str = SHARED) -> None:
+        code.append(assign(self.tan(v), expr))
+        state[v] = kind
+
+    def ensure_owned(self, var: str, state, code: list) -> None:
+        t = self.tan(var)
+        st = state.get(var, ZERO)
+        if st == ZERO:
+            code.append(assign(t, _call(rt.zeros_like, [name(var)])))
+        elif st == SHARED:
+            code.append(assign(t, _call(np.copy, [name(t)])))
+        elif st == MAYBE:
+            code.append(assign(t, gast.BinOp(name(t), gast.Add(), _call(rt.zeros_like, [name(var)]))))
+        state[var] = OWNED
+
+    def ensure_array(self, var: str, state, code: list) -> None:
+        if state.get(var) == MAYBE:
+            self.ensure_owned(var, state, code)
+
+    def tangent_or_zero(self, var: str, state, code: list):
+        """The tangent of var as an expression (materializing zeros)."""
+        if state.get(var, ZERO) == ZERO:
+            return _call(rt.zeros_like, [name(var)])
+        return name(self.tan(var))
+
+    def tangent_of(self, v: str, value, s, state) -> list:
+        code: list = []
+        fn = getattr(value, "s2s_fn", None)
+        if fn is rt.stack:
+            if v in self.active:
+                self.set_tangent(v, _call(rt.stack, []), state, code, OWNED)
+            else:
+                state[v] = ZERO
+            return code
+        if fn is rt.pop:
+            st = value.args[0].id
+            if st in self.active:
+                self.set_tangent(v, _call(rt.pop, [name(self.tan(st))]), state, code)
+            else:
+                state[v] = ZERO
+            return code
+        if v not in self.active:
+            state[v] = ZERO
+            return code
+        if isinstance(value, gast.Name):
+            if state.get(value.id, ZERO) != ZERO:
+                self.set_tangent(v, name(self.tan(value.id)), state, code, MAYBE if state[value.id] == MAYBE else SHARED)
+            else:
+                state[v] = ZERO
+            return code
+        if isinstance(value, (gast.Constant, gast.Compare, gast.Attribute)):
+            state[v] = ZERO
+            return code
+        if isinstance(value, gast.Subscript):
+            base = value.value.id
+            if state.get(base, ZERO) != ZERO:
+                self.ensure_array(base, state, code)
+                self.set_tangent(v, gast.Subscript(name(self.tan(base)), copy.deepcopy(value.slice), gast.Load()),
+                                 state, code)
+            else:
+                state[v] = ZERO
+            return code
+        if fn is rt.choose:
+            index, options = value.args[0], value.args[1:]
+            if all(not isinstance(o, gast.Name) or state.get(o.id, ZERO) == ZERO for o in options):
+                state[v] = ZERO
+                return code
+            tangents = [self.tangent_or_zero(o.id, state, code) if isinstance(o, gast.Name)
+                        else _call(rt.zeros_like, [copy.deepcopy(o)]) for o in options]
+            self.set_tangent(v, _call(rt.choose, [copy.deepcopy(index)] + tangents), state, code)
+            return code
+        if isinstance(value, gast.BinOp):
+            fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
+        elif isinstance(value, gast.UnaryOp):
+            if isinstance(value.op, gast.Not):
+                state[v] = ZERO
+                return code
+            fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
+        elif isinstance(value, gast.Call):
+            args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
+        else:
+            raise self.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
+        rule = lookup(fn)
+        if rule is None or (rule.tangent is None and not rule.nondiff):
+            opname = rule.name if rule else type(getattr(value, "op", value)).__name__
+            raise self.error(NoRuleError, f"s2s has no forward-mode rule for `{opname}`", s,
+                             "register one with @s2s.custom_jvp, or use an op s2s knows")
+        if rule.nondiff:
+            state[v] = ZERO
+            return code
+        tmpl = rule.tangent
+        try:
+            bindings = tmpl.bind(name(v), args, kws)
+        except TypeError as exc:
+            raise self.error(UnsupportedSyntaxError, f"unexpected arguments to `{rule.name}`: {exc}", s) from None
+        dropped = False
+
+        def seed(param):
+            nonlocal dropped
+            node = bindings[param]
+            if isinstance(node, gast.Name) and state.get(node.id, ZERO) != ZERO:
+                if state[node.id] == MAYBE:
+                    self.ensure_array(node.id, state, code)
+                return name(self.tan(node.id))
+            if isinstance(node, (gast.Tuple, gast.List)) and any(
+                    isinstance(e, gast.Name) and state.get(e.id, ZERO) != ZERO for e in node.elts):
+                elts = [self.tangent_or_zero(e.id, state, code) if isinstance(e, gast.Name)
+                        else _call(rt.zeros_like, [copy.deepcopy(e)]) for e in node.elts]
+                return type(node)(elts, gast.Load())
+            dropped = True
+            return name(_ZERO_ID)
+
+        # Active arguments a template does not differentiate would silently get zero tangents.
+        contributed = {n.slice.id for st in tmpl.body for n in gast.walk(st)
+                       if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "t"
+                       and isinstance(n.slice, gast.Name)}
+        for param, node in bindings.items():
+            if param == tmpl.params[0] or param in contributed or param in tmpl.static_params:
+                continue
+            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in gast.walk(node)):
+                raise self.error(NonDifferentiableError,
+                                 f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
+                                 "wrap that argument in s2s.stop_gradient(...) if no derivative is wanted")
+        local, contribs = tmpl.expand(bindings, tmpl.params[0], seed, lambda _: self.namer.temp())
+        simplify = _Simplify(set(self.tan_names.values()))
+        result = None
+        for c in contribs:
+            if c.param == tmpl.params[0]:
+                result = simplify(c.expr)
+        if result is None or _is_zero(result):
+            state[v] = ZERO
+            return code
+        code += local
+        if tmpl.broadcasts and dropped:
+            result = _call(rt.broadcast_like, [result, name(v)])
+        self.set_tangent(v, result, state, code)
+        return code
+
+    def setitem(self, s, state) -> list:
+        tgt = s.targets[0]
+        arr = tgt.value.id
+        value = s.value
+        code: list = [s]
+        v_nonzero = isinstance(value, gast.Name) and state.get(value.id, ZERO) != ZERO
+        if not v_nonzero and state.get(arr, ZERO) == ZERO:
+            return code
+        self.ensure_owned(arr, state, code)
+        rhs = name(self.tan(value.id)) if v_nonzero else const(0.0)
+        code.append(assign(gast.Subscript(name(self.tan(arr)), copy.deepcopy(tgt.slice), gast.Store()), rhs))
+        return code
+
+    def effect(self, s, state) -> list:
+        call = s.value
+        fn = getattr(call, "s2s_fn", None)
+        code: list = []
+        if fn is rt.push:
+            st, v = call.args
+            if st.id in self.active:
+                t = self.tangent_or_zero(v.id, state, code) if isinstance(v, gast.Name) \
+                    else _call(rt.zeros_like, [copy.deepcopy(v)])
+                code.append(_expr_stmt(_call(rt.push, [name(self.tan(st.id)), t])))
+        elif fn is rt.add_at:
+            arr, index, v = call.args
+            v_nonzero = isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO
+            if v_nonzero:
+                self.ensure_owned(arr.id, state, code)
+                code.append(_expr_stmt(_call(rt.add_at, [name(self.tan(arr.id)), copy.deepcopy(index),
+                                                         name(self.tan(v.id))])))
+        return code
+
+    # ----- control flow -----------------------------------------------------------
+    def materialize(self, var: str, defined: set[str]):
+        t = self.tan(var)
+        if var in self.stack_vars:
+            return assign(t, _call(rt.stack, [])), OWNED
+        if var in defined:
+            return assign(t, _call(rt.zeros_like, [name(var)])), OWNED
+        return assign(t, const(0.0)), MAYBE
+
+    def if_(self, s, state, defined) -> list:
+        st1, st2 = dict(state), dict(state)
+        d1, d2 = set(defined), set(defined)
+        b1 = self.block(s.body, st1, d1)
+        b2 = self.block(s.orelse, st2, d2)
+        joined: dict[str, str] = {}
+        for k in set(st1) | set(st2):
+            a, b = st1.get(k, ZERO), st2.get(k, ZERO)
+            if a == ZERO and b == ZERO:
+                continue
+            if a == ZERO:
+                stmt, a = self.materialize(k, d1)
+                b1.append(copy_loc(stmt, s))
+            if b == ZERO:
+                stmt, b = self.materialize(k, d2)
+                b2.append(copy_loc(stmt, s))
+            joined[k] = _join(a, b)
+        state.clear()
+        state.update(joined)
+        defined |= d1 & d2
+        return [copy_loc(gast.If(test=s.test, body=b1 or [gast.Pass()], orelse=b2), s)]
+
+    def loop(self, s, state, defined) -> list:
+        start = dict(state)
+        inner_defined = set(defined) | ({s.target.id} if isinstance(s, gast.For) else set())
+        for _ in range(20):
+            snapshot = (copy.deepcopy(self.namer.__dict__), dict(self.tan_names))
+            body_state = dict(start)
+            d_body = set(inner_defined)
+            body = self.block(s.body, body_state, d_body)
+            new_start = dict(start)
+            for k in set(start) | set(body_state):
+                a, b = start.get(k, ZERO), body_state.get(k, ZERO)
+                if a == ZERO and b == ZERO:
+                    continue
+                if a == ZERO:
+                    new_start[k] = _join(self.materialize(k, defined)[1], b)
+                elif b == ZERO:
+                    new_start[k] = _join(a, self.materialize(k, d_body)[1])
+                else:
+                    new_start[k] = _join(a, b)
+            if new_start == start:
+                break
+            start = new_start
+            self.namer.__dict__.update(snapshot[0])
+            self.tan_names = snapshot[1]
+        pre: list = []
+        for k, v in start.items():
+            if v != ZERO and state.get(k, ZERO) == ZERO:
+                pre.append(copy_loc(self.materialize(k, defined)[0], s))
+            if v != ZERO and body_state.get(k, ZERO) == ZERO:
+                body.append(copy_loc(self.materialize(k, d_body)[0], s))
+        state.clear()
+        state.update(start)
+        if isinstance(s, gast.For):
+            loop = gast.For(target=s.target, iter=s.iter, body=body or [gast.Pass()], orelse=[], type_comment=None)
+        else:
+            loop = gast.While(test=s.test, body=body or [gast.Pass()], orelse=[])
+        return pre + [copy_loc(loop, s)]
+
+
+def forward(nf: NormalizedFunction, spec: ForwardSpec) -> gast.FunctionDef:
+    return ForwardBuilder(nf, spec).build()
