@@ -53,12 +53,12 @@ def source_function(fun: Callable) -> Callable:
     """The Python function whose source a transform reads."""
     if isinstance(fun, Transformed):
         return fun.generated().fn
-    code = getattr(inspect.unwrap(fun), "__code__", None) if callable(fun) else None
-    if code is not None:
-        return fun
     rule = lookup(fun)
     if rule is not None:
         return _rule_wrapper(fun)
+    code = getattr(inspect.unwrap(fun), "__code__", None) if callable(fun) else None
+    if code is not None:
+        return fun
     raise TransformError(f"cannot transform {fun!r}: it has no Python source and no s2s rule",
                          hint="wrap it in a Python function or register a rule with s2s.custom_vjp")
 
@@ -68,6 +68,8 @@ def _rule_wrapper(fun) -> Callable:
     """`def sin(x): return np.sin(x)` for an op given directly (grad(np.sin))."""
     rule = lookup(fun)
     nin = getattr(fun, "nin", None)
+    if nin is None and hasattr(fun, "params"):   # custom_vjp / custom_jvp objects
+        nin = len([p for p in fun.params if p.default is inspect.Parameter.empty])
     if nin is None:
         try:
             params = [p for p in inspect.signature(fun).parameters.values()
@@ -76,11 +78,13 @@ def _rule_wrapper(fun) -> Callable:
         except (TypeError, ValueError):
             nin = 1
     args = ", ".join("xyzuvw"[i] for i in range(nin))
-    fname = rule.name.split(".")[-1]
+    fname = rule.name.split(".")[-1] + "_op"
     source = f"def {fname}({args}):\n    return {rule.name}({args})\n"
     path = emit.write_module(source, f"op_{fname}")
     from .frontend.normalize import base_namespace
-    return emit.load_function(source, path, fname, base_namespace())
+    ns = base_namespace()
+    ns.update(rule.bindings)
+    return emit.load_function(source, path, fname, ns)
 
 
 def _origin(fn: Callable) -> str:

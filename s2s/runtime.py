@@ -232,3 +232,37 @@ def pick_cotangent(g, index, k, like):
     if index == k:
         return g
     return zeros_like(like)
+
+
+# ----- user rules -------------------------------------------------------------
+def stop_gradient(x):
+    """x itself, treated as a constant by every transform."""
+    return x
+
+
+def custom_vjp_cotangent(f, i, g, *args):
+    """Cotangent of argument i of a custom_vjp function, from its fwd/bwd rules."""
+    return f.cotangents(g, *args)[i]
+
+
+def custom_jvp_tangent(f, primals, tangents):
+    """Tangent of a custom_jvp function's output, from its jvp rule."""
+    tangents = tuple(zeros_like(p) if isinstance(t, float) and t == 0.0 and np.ndim(p) else t
+                     for p, t in zip(primals, tangents))
+    return f.jvp_rule(tuple(primals), tangents)[1]
+
+
+def custom_jvp_cotangent(f, i, g, *args):
+    """Cotangent of argument i of a custom_jvp function: J_i^T g, one jvp per element of args[i]."""
+    x = args[i]
+    flat = np.zeros(np.size(x))
+    gflat = np.ravel(g)
+    for k in range(flat.size):
+        e = np.zeros(np.size(x))
+        e[k] = 1.0
+        tangents = tuple(np.reshape(e, np.shape(x)) if j == i else zeros_like(a) for j, a in enumerate(args))
+        if np.ndim(x) == 0:
+            tangents = tuple(1.0 if j == i else zeros_like(a) for j, a in enumerate(args))
+        out_t = f.jvp_rule(tuple(args), tangents)[1]
+        flat[k] = np.sum(np.ravel(out_t) * gflat)
+    return flat.reshape(np.shape(x)) if np.ndim(x) else float(flat[0])

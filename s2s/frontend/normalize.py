@@ -824,6 +824,12 @@ class Normalizer:
         rule = lookup(fn)
         if rule is None:
             raise self.error(NoRuleError, f"s2s has no rule for {_describe(fn)}", node)
+        for key, value in rule.bindings.items():
+            if key in self.ns and self.ns[key] is not value:
+                raise self.error(TransformError, f"two different functions are both named `{key}`", node,
+                                 "rename one of them")
+            self.ns[key] = value
+            self.namer.taken.add(key)
         call = gast.Call(func=parse_expr(rule.name), args=list(args),
                          keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
         call.s2s_fn = fn

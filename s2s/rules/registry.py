@@ -25,6 +25,7 @@ class OpRule:
         batch: batching rule (vmap); None until that pass lands.
         lower: Numba lowering hint; None until that pass lands.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
+        bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into
             its result cannot alias anything the user can see.
     """
@@ -36,6 +37,7 @@ class OpRule:
     lower: Callable | None = None
     nondiff: bool = False
     fresh: bool = False
+    bindings: dict[str, Any] = dataclasses.field(default_factory=dict)  # globals its name/templates need
 
 
 RULES: dict[int, OpRule] = {}

@@ -83,3 +83,9 @@ def getitem_vjp_t(y, g, x, index):
 @tangent(rt.pick_cotangent, "pick_cotangent")
 def pick_cotangent_t(y, g, index, k, like):
     t[y] = pick_cotangent(t[g], index, k, like)
+
+nondiff(rt.stop_gradient, "stop_gradient")
+# Rules made of user rules: no derivative of their own (a clear error at second order).
+register(rt.custom_vjp_cotangent, "custom_vjp_cotangent")
+register(rt.custom_jvp_tangent, "custom_jvp_tangent")
+register(rt.custom_jvp_cotangent, "custom_jvp_cotangent")

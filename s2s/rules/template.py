@@ -43,6 +43,30 @@ class Template:
         self.signature = inspect.signature(fn)
         self._body: list | None = None
 
+    @classmethod
+    def from_source(cls, source: str, fname: str, kind: str, namespace: dict, broadcasts: bool = False,
+                    stem: str = "template") -> "Template":
+        """A template written as source text (for rules made at run time, e.g. custom_vjp)."""
+        from ..codegen import emit
+        path = emit.write_module(source, stem)
+        fn = emit.load_function(source, path, fname, namespace)
+        return cls(fn, kind=kind, broadcasts=broadcasts)
+
+    def free_globals(self) -> dict[str, Any]:
+        """Globals the template body refers to, from the template's own module."""
+        glb = getattr(self.fn, "__globals__", {})
+        local = set(self.params) | {self.kind}
+        out = {}
+        for stmt in self.body:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    local.add(n.id)
+        for stmt in self.body:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and n.id not in local and n.id in glb:
+                    out[n.id] = glb[n.id]
+        return out
+
     @property
     def params(self) -> list[str]:
         return list(self.signature.parameters)

@@ -329,6 +329,8 @@ class ForwardBuilder:
                 raise self.error(NonDifferentiableError,
                                  f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
                                  "wrap that argument in s2s.stop_gradient(...) if no derivative is wanted")
+        for key, value in tmpl.free_globals().items():
+            self.nf.namespace.setdefault(key, value)
         local, contribs = tmpl.expand(bindings, tmpl.params[0], seed, lambda _: self.namer.temp())
         simplify = _Simplify(set(self.tan_names.values()))
         result = None

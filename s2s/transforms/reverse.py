@@ -226,7 +226,9 @@ class ReverseBuilder:
                 seed_stmts.append(copy_loc(_expr_stmt(seed_call), ret))
         bwd = self.rev_block(body, state)
         # The backward sweep restores overwritten values: keep what we return.
-        returned = [n for n in (out_node, aux_node) if n is not None] if self.spec.mode != "vjp" else []
+        returned = [aux_node] if aux_node is not None else []
+        if self.spec.mode == "value_and_grad":
+            returned.append(out_node)
         snap: dict[str, str] = {}
         for node in returned:
             for n in gast.walk(node):
@@ -271,7 +273,9 @@ class ReverseBuilder:
         final = copy_loc(gast.Return(value=result), ret)
         for s in fwd[:1]:
             s.s2s_section = "forward sweep"
-        first_bwd = (seed_stmts + bwd)[:1]
+        first_bwd = ([s for s in seed_stmts if not isinstance(s.targets[0] if isinstance(s, gast.Assign) else None,
+                                                             gast.Name) or not s.targets[0].id.endswith("_value")]
+                     + bwd)[:1]
         for s in first_bwd:
             s.s2s_section = "backward sweep"
         args = copy.deepcopy(fdef.args)
@@ -487,6 +491,8 @@ class ReverseBuilder:
             bindings = tmpl.bind(name(v), args, kws)
         except TypeError as exc:
             raise self.error(UnsupportedSyntaxError, f"unexpected arguments to `{rule.name}`: {exc}", s) from None
+        for key, value in tmpl.free_globals().items():
+            self.nf.namespace.setdefault(key, value)
         local, contribs = tmpl.expand(bindings, tmpl.params[0], dv, lambda _: self.namer.temp())
         contributed = {c.param for c in contribs}
         for param, node in bindings.items():

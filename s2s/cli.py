@@ -1,0 +1,194 @@
+"""The `s2s` command line.
+
+    s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad] [--argnums 0,1] [--has-aux]
+    s2s --version
+
+`show` imports the file as a module (with the file's directory first on
+sys.path, so sibling imports work), looks up `func`, and prints a header
+naming the source function and its file:line followed by the generated
+module (the text of `s2s.show`).
+
+Exit codes: 0 success; 1 the transform refused the function (an
+`s2s.S2SError`, printed with the user's file:line, source line and hint);
+2 usage errors (missing file or function, bad transform or argnums, a file
+that fails to import).  Neither error case prints a Python traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from typing import Callable, Sequence
+
+TRANSFORMS = ("grad", "value_and_grad", "vjp")
+
+
+class UsageError(Exception):
+    """A problem with the command line or the target; exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (exit 2)."""
+
+    def error(self, message: str):  # noqa: D401 (argparse API)
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def _parse_argnums(text: str) -> int | tuple[int, ...]:
+    """'1' -> 1; '0,1' -> (0, 1); '0,' -> (0,)."""
+    s = text.strip()
+    if s.startswith("(") and s.endswith(")"):
+        s = s[1:-1]
+    parts = [p.strip() for p in s.split(",")]
+    is_tuple = len(parts) > 1
+    if is_tuple and parts[-1] == "":
+        parts = parts[:-1]            # a trailing comma: a one-element tuple
+    try:
+        nums = tuple(int(p) for p in parts)
+    except ValueError:
+        nums = ()
+    if not nums:
+        raise argparse.ArgumentTypeError(
+            f"invalid argnums {text!r}: give an int (1) or a comma-separated list of ints (0,1)")
+    return nums if is_tuple else nums[0]
+
+
+def _build_parser() -> _Parser:
+    from . import __version__
+    parser = _Parser(prog="s2s", description="s2s: source-to-source automatic differentiation for NumPy code.")
+    parser.add_argument("--version", action="version", version=f"s2s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    show = sub.add_parser(
+        "show", help="print the source s2s generates for a function",
+        description="Print the Python module s2s generates for a transform of FILE.py:FUNC.")
+    show.add_argument("target", metavar="FILE.py:FUNC", help="a Python file and a function defined in it")
+    show.add_argument("--transform", "-t", default="grad", choices=TRANSFORMS,
+                      help="which transform to show (default: grad)")
+    show.add_argument("--argnums", "-a", default="0", type=_parse_argnums,
+                      help="positional argument(s) to differentiate: 1, or 0,1 for a tuple "
+                           "(default: 0; vjp always takes every argument)")
+    show.add_argument("--has-aux", action="store_true",
+                      help="the function returns (value, aux)")
+    return parser
+
+
+def _split_target(target: str) -> tuple[str, str]:
+    path, sep, func = target.rpartition(":")
+    if not sep or not path or not func:
+        raise UsageError(f"s2s show: error: expected FILE.py:FUNC, got {target!r}")
+    if not func.isidentifier():
+        raise UsageError(f"s2s show: error: {func!r} is not a function name (dotted names are not supported)")
+    return path, func
+
+
+def _display_path(path: str) -> str:
+    """The path relative to the working directory when it lies below it."""
+    absolute = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(absolute)
+    except ValueError:  # another drive (Windows)
+        return absolute
+    return absolute if rel.startswith(os.pardir) else rel
+
+
+def load_function(path: str, func: str) -> Callable:
+    """Import `path` as a module and return its attribute `func`.
+
+    Raises:
+        UsageError: the file does not exist or cannot be imported, or has no
+            callable named `func`.
+    """
+    if not os.path.isfile(path):
+        raise UsageError(f"s2s show: error: no such file: {path}")
+    absolute = os.path.abspath(path)
+    directory = os.path.dirname(absolute)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    stem = os.path.splitext(os.path.basename(absolute))[0]
+    modname = stem if stem.isidentifier() and stem not in sys.modules else f"_s2s_cli_{abs(hash(absolute))}"
+    spec = importlib.util.spec_from_file_location(modname, absolute)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"s2s show: error: cannot import {path} (is it a Python file?)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[modname]
+        where = f"{_display_path(exc.filename or path)}:{exc.lineno}"
+        raise UsageError(f"s2s show: error: cannot import {path}: syntax error at {where}: {exc.msg}") from None
+    except BaseException as exc:  # noqa: BLE001 (user code may raise anything, even SystemExit)
+        del sys.modules[modname]
+        frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                  if os.path.abspath(f.filename) == absolute]
+        where = f" (line {frames[-1].lineno})" if frames else ""
+        raise UsageError(f"s2s show: error: importing {path} raised "
+                         f"{type(exc).__name__}: {exc}{where}") from None
+    if not hasattr(module, func):
+        raise UsageError(f"s2s show: error: {path} has no function {func!r}")
+    fn = getattr(module, func)
+    if not callable(fn):
+        raise UsageError(f"s2s show: error: {path}:{func} is not a function (it is {type(fn).__name__!r})")
+    return fn
+
+
+def _origin(fn: Callable, path: str) -> str:
+    code = getattr(inspect.unwrap(fn), "__code__", None) if inspect.isfunction(inspect.unwrap(fn)) else None
+    if code is None:
+        return _display_path(path)
+    return f"{_display_path(code.co_filename)}:{code.co_firstlineno}"
+
+
+def _header(transform: str, func: str, fn: Callable, path: str, argnums, has_aux: bool) -> str:
+    options = []
+    if transform != "vjp" and argnums != 0:
+        options.append(f"argnums={argnums!r}")
+    if has_aux:
+        options.append("has_aux=True")
+    extra = f", {', '.join(options)}" if options else ""
+    return f"# s2s show: {transform} of {func} ({_origin(fn, path)}){extra}"
+
+
+def show(args: argparse.Namespace) -> int:
+    import s2s
+    from .errors import ArgumentError, S2SError
+
+    path, func = _split_target(args.target)
+    fn = load_function(path, func)
+    try:
+        text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux)
+    except ArgumentError as exc:          # argnums out of range and the like: a usage error
+        raise UsageError(f"s2s show: error: {exc}") from None
+    except S2SError as exc:
+        print(f"s2s: cannot generate {args.transform} of {func} ({type(exc).__name__}):", file=sys.stderr)
+        print(str(exc), file=sys.stderr)
+        return 1
+    print(_header(args.transform, func, fn, path, args.argnums, args.has_aux))
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (also used as the console script)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        if args.command == "show":
+            return show(args)
+        raise UsageError(f"s2s: error: unknown command {args.command!r}")  # pragma: no cover
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except SystemExit as exc:             # --help / --version
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
