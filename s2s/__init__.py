@@ -7,11 +7,13 @@
 from . import rules as _rules  # noqa: F401  (registers the rule tables)
 from .api import grad, hessian, jacfwd, jacrev, jvp, show, value_and_grad, vjp
 from .custom import adjoint, custom_jvp, custom_vjp, stop_gradient, tangent
+from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from .errors import (ArgumentError, NoRuleError, NonDifferentiableError, RecursionNotSupportedError,
                      S2SError, TransformError, UnsupportedSyntaxError)
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "show",
-           "custom_vjp", "custom_jvp", "adjoint", "tangent", "stop_gradient", "S2SError", "TransformError",
+           "custom_vjp", "custom_jvp", "adjoint", "tangent", "stop_gradient",
+           "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "S2SError", "TransformError",
            "UnsupportedSyntaxError", "NoRuleError", "RecursionNotSupportedError",
            "NonDifferentiableError", "ArgumentError"]
 __version__ = "0.1.0"

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import pytree
 from .codegen import emit
 from .errors import ArgumentError, NonDifferentiableError, TransformError
 from .frontend.normalize import normalize
@@ -167,6 +168,8 @@ class Transformed:
         return self.generated().source
 
     def __call__(self, *args):
+        if any(0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.argnums):
+            return self._call_tree(args)
         gen = self.generated()
         src = source_function(self.fun)
         n = len(args)
@@ -181,6 +184,90 @@ class Transformed:
 
     def __repr__(self):
         return f"<s2s {self.transform} of {getattr(self.fun, '__qualname__', self.fun)!r}>"
+
+    def _call_tree(self, args):
+        """Pytree arguments: differentiate a generated wrapper that takes their leaves."""
+        src = source_function(self.fun)
+        treedefs, flat, leaf_nums, groups = [], [], [], []
+        for i, a in enumerate(args):
+            if i in self.argnums:
+                leaves, td = pytree.tree_flatten(a)
+                treedefs.append(td)
+                groups.append((i, td, list(range(len(flat), len(flat) + len(leaves)))))
+                flat += leaves
+            else:
+                treedefs.append(None)
+                flat.append(a)
+        order = {i: g for i, *g in groups}
+        for a in self.argnums:
+            leaf_nums += order[a][1]
+        if not leaf_nums:
+            raise ArgumentError("the differentiated arguments hold no arrays")
+        wrapper = _flat_wrapper(src, tuple(treedefs))
+        inner = Transformed(wrapper, self.transform, tuple(leaf_nums), self.has_aux)
+        result = inner(*flat)
+        n_by_arg = [len(order[a][1]) for a in self.argnums]
+
+        def regroup(leaf_grads):
+            leaf_grads = list(leaf_grads)
+            out, k = [], 0
+            for a, n in zip(self.argnums, n_by_arg):
+                out.append(pytree.tree_unflatten(order[a][0], leaf_grads[k:k + n]))
+                k += n
+            return tuple(out) if self.tuple_out else out[0]
+        if self.transform == "grad":
+            return (regroup(result[0]), result[1]) if self.has_aux else regroup(result)
+        value, grads = result
+        return value, regroup(grads)
+
+
+_WRAPPERS: dict = {}
+
+
+def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
+    """`def f_flat(p_0, p_1, x): p = {'W': p_0, 'b': p_1}; return f(p, x)` for pytree arguments."""
+    key = (fn, treedefs)
+    if key in _WRAPPERS:
+        return _WRAPPERS[key]
+    names = [p.name for p in inspect.signature(fn).parameters.values()][:len(treedefs)]
+    ns: dict[str, Any] = {"record": __import__("s2s.runtime", fromlist=["record"]).record}
+    fbind = f"{fn.__name__}_user" if fn.__name__.isidentifier() else "user_fn"
+    ns[fbind] = fn
+    params: list[str] = []
+    lines: list[str] = []
+
+    def literal(td, base, counter):
+        kind = td[0]
+        if kind == "leaf":
+            p = f"{base}_{counter[0]}"
+            counter[0] += 1
+            params.append(p)
+            return p
+        if kind == "none":
+            return "None"
+        if kind == "record":
+            cls_name = f"{td[1].__name__}_cls"
+            ns[cls_name] = td[1]
+            fields = ", ".join(f"{f}={literal(c, base, counter)}" for f, c in zip(td[2], td[3]))
+            return f"record({cls_name}, {fields})"
+        parts = [literal(c, base, counter) for c in td[2]]
+        if kind == "tuple":
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        if kind == "list":
+            return "[" + ", ".join(parts) + "]"
+        return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(td[1], parts)) + "}"
+    for nm, td in zip(names, treedefs):
+        if td is None:
+            params.append(nm)
+        else:
+            lines.append(f"    {nm} = {literal(td, nm, [0])}")
+    fname = f"{fn.__name__}_flat" if fn.__name__.isidentifier() else "flat_fn"
+    source = f"def {fname}({', '.join(params)}):\n" + "\n".join(lines) + \
+        f"\n    return {fbind}({', '.join(names)})\n"
+    path = emit.write_module(source, fname)
+    wrapper = emit.load_function(source, path, fname, ns)
+    _WRAPPERS[key] = wrapper
+    return wrapper
 
 
 def _decorator_or(fun, make):

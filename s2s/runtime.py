@@ -266,3 +266,15 @@ def custom_jvp_cotangent(f, i, g, *args):
         out_t = f.jvp_rule(tuple(args), tangents)[1]
         flat[k] = np.sum(np.ravel(out_t) * gflat)
     return flat.reshape(np.shape(x)) if np.ndim(x) else float(flat[0])
+
+
+def record(cls, **fields):
+    """A namedtuple or dataclass instance; in a transformed function, s2s splits it into fields."""
+    if issubclass(cls, tuple):
+        return cls(**fields)
+    return cls(**fields)
+
+
+def build_record(cls, **fields):
+    """Rebuild a namedtuple/dataclass from its fields (generated code)."""
+    return cls(**fields)

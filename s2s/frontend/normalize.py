@@ -185,7 +185,8 @@ class Normalizer:
         taken |= {a.id for a in parsed.node.args.args}
         self.namer = Namer(taken)
         self.global_names = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
-        self.aggregates: dict[str, list[str]] = {}   # split tuples/lists: var -> element vars
+        self.aggregates: dict[str, list[str]] = {}   # split tuples/lists/dicts: var -> element vars
+        self.agg_meta: dict[str, tuple] = {}          # var -> (kind, keys, class name) of its container
         self.inline_stack: list[Any] = [parsed.fn]
         self.frame: Frame | None = None
 
@@ -217,7 +218,7 @@ class Normalizer:
         out, _ = self.stmts(body_src)
         body += out
         if early:
-            ret = gast.Return(value=self.aggregate_or_name(frame.result))
+            ret = gast.Return(value=self.emit_literal(self.aggregate_or_name(frame.result)))
             copy_loc(ret, body_src[-1])
             body.append(ret)
         args = copy.deepcopy(fdef.args)
@@ -328,7 +329,8 @@ class Normalizer:
         if isinstance(target, gast.Name):
             var = self.store_name(target.id, s)
             if isinstance(value, (gast.Tuple, gast.List)):
-                self.assign_aggregate(var, value.elts, out, s)
+                self.assign_aggregate(var, value.elts, out, s,
+                                      ("list" if isinstance(value, gast.List) else "tuple", None, None))
                 return
             simple = self.simple(value, out)
             if isinstance(simple, gast.Name) and simple.id in self.aggregates:
@@ -393,10 +395,10 @@ class Normalizer:
         else:
             raise self.error(UnsupportedSyntaxError, "unsupported assignment target", s)
 
-    def assign_aggregate(self, var: str, elts: list, out: list, s) -> None:
+    def assign_aggregate(self, var: str, elts: list, out: list, s, meta: tuple = ("tuple", None, None)) -> None:
         """var = (e0, e1, ...): one variable per element (elements not yet normalized)."""
         atoms = [self.arg_atom(e, out) for e in elts]
-        self.bind_value(var, gast.Tuple(atoms, gast.Load()), out, s)
+        self.bind_value(var, _literal(atoms, meta), out, s)
 
     def all_elements(self, var: str) -> set[str]:
         out = set()
@@ -414,10 +416,14 @@ class Normalizer:
             out.append(assign(var, value, s))
             return
         elems = self.aggregates.get(var)
+        meta = getattr(value, "s2s_meta", None) or ("list" if isinstance(value, gast.List) else "tuple", None, None)
         if elems is None:
             base = var.rstrip("_")
-            elems = [self.namer.fresh(f"{base}_{i}") for i in range(len(value.elts))]
+            keys = meta[1]
+            elems = [self.namer.fresh(f"{base}_{keys[i]}" if keys and str(keys[i]).isidentifier() else f"{base}_{i}")
+                     for i in range(len(value.elts))]
             self.aggregates[var] = elems
+            self.agg_meta[var] = meta
         elif len(elems) != len(value.elts):
             raise self.error(UnsupportedSyntaxError, "a variable holds tuples/lists of different lengths", s)
         # Copy old elements first so `t = (t[1], t[0])` reads the old values.
@@ -435,9 +441,38 @@ class Normalizer:
             self.bind_value(e, v, out, s)
 
     def aggregate_or_name(self, var: str) -> Any:
+        """A split container as a literal of its element variables (keeps its kind and keys)."""
         if var in self.aggregates:
-            return gast.Tuple([self.aggregate_or_name(e) for e in self.aggregates[var]], gast.Load())
+            return _literal([self.aggregate_or_name(e) for e in self.aggregates[var]],
+                            self.agg_meta.get(var, ("tuple", None, None)))
         return name(var)
+
+    def emit_literal(self, node) -> Any:
+        """Container literals as real syntax: tuple, list, dict or a record constructor."""
+        if not isinstance(node, (gast.Tuple, gast.List)):
+            return node
+        kind, keys, cls = getattr(node, "s2s_meta", None) or (
+            "list" if isinstance(node, gast.List) else "tuple", None, None)
+        elts = [self.emit_literal(e) for e in node.elts]
+        if kind == "dict":
+            return gast.Dict(keys=[const(k) for k in keys], values=elts)
+        if kind == "record":
+            call = self.call_rule(rt.build_record, [name(cls)], node, dict(zip(keys, elts)))
+            return call
+        return (gast.List if kind == "list" else gast.Tuple)(elts, gast.Load())
+
+    def element_of(self, var: str, key, node) -> Any:
+        """Element `key` (int index, dict key or record field) of a split container."""
+        elems = self.aggregates[var]
+        kind, keys, _ = self.agg_meta.get(var, ("tuple", None, None))
+        if kind in ("dict", "record") and key in (keys or ()):
+            i = keys.index(key)
+        elif kind != "dict" and isinstance(key, int) and not isinstance(key, bool) and -len(elems) <= key < len(elems):
+            i = key
+        else:
+            raise self.error(UnsupportedSyntaxError, f"no element {key!r} in this {kind}", node)
+        e = elems[i]
+        return self.aggregate_or_name(e) if e in self.aggregates else name(e)
 
     def stmt_If(self, s):
         out: list = []
@@ -457,7 +492,7 @@ class Normalizer:
         value = s.value if s.value is not None else const(None)
         v = self.arg_atom(value, out)
         if f.result is None:  # the top function's only, final return
-            out.append(copy_loc(gast.Return(value=v), s))
+            out.append(copy_loc(gast.Return(value=self.emit_literal(v)), s))
             return out, False
         self.bind_value(f.result, v, out, s)
         if f.live is None:
@@ -502,6 +537,9 @@ class Normalizer:
         out: list = []
         it = s.iter
         kind, args = self.iteration(it, out)
+        if kind == "items" or (kind in ("seq", "enumerate", "zip") and any(
+                isinstance(q, gast.Name) and q.id in self.aggregates for q in args)):
+            return self.unroll(s, kind, args, out)
         # Per-iteration element assignments, as (target, value-maker) pairs.
         if kind == "range":
             count_args = args
@@ -598,6 +636,51 @@ class Normalizer:
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
         return out, _has_return(s.body)
 
+    def unroll(self, s, kind: str, seqs: list, out: list) -> tuple[list, bool]:
+        """A loop over a split tuple/list/dict: one copy of the body per element."""
+        if _has_break_continue(s.body):
+            raise self.error(UnsupportedSyntaxError, "break/continue in a loop over a tuple/list is not supported", s,
+                             "loop over range(len(...)) instead")
+        lengths = [len(self.aggregates[q.id]) if isinstance(q, gast.Name) and q.id in self.aggregates else None
+                   for q in seqs]
+        known = [n for n in lengths if n is not None]
+        n = min(known)
+        if kind == "items":
+            keys = self.agg_meta[seqs[0].id][1]
+        blocks = []
+        for k in range(n):
+            code: list = []
+            values = [self.element_of(q.id, k if self.agg_meta.get(q.id, ("tuple",))[0] != "dict"
+                                      else self.agg_meta[q.id][1][k], s)
+                      if isinstance(q, gast.Name) and q.id in self.aggregates
+                      else gast.Subscript(copy.deepcopy(q), const(k), gast.Load()) for q in seqs]
+            if kind == "items":
+                self.assign_normalized(s.target, _literal([const(keys[k]), values[0]], ("tuple", None, None)), code, s)
+            elif kind == "enumerate":
+                self.assign_normalized(s.target, _literal([const(k), values[0]], ("tuple", None, None)), code, s)
+            elif kind == "zip":
+                self.assign_normalized(s.target, _literal(values, ("tuple", None, None)), code, s)
+            else:
+                v = values[0]
+                if isinstance(v, gast.Subscript):
+                    tmp = self.namer.temp()
+                    code.append(assign(tmp, v, s))
+                    v = name(tmp)
+                self.assign_normalized(s.target, v, code, s)
+            inner, exits = self.stmts(s.body)
+            blocks.append((code + inner, exits))
+        acc: list = []
+        any_exit = False
+        for code, exits in reversed(blocks):
+            if exits and acc:
+                code = code + [copy_loc(gast.If(test=name(self.guard_flag()), body=acc, orelse=[]), s)]
+            else:
+                code = code + acc
+            any_exit |= exits
+            acc = code
+        out += acc
+        return out, any_exit
+
     def assign_element(self, target, value, out, s) -> None:
         """Loop target = normalized simple value (an index or a subscript)."""
         if isinstance(target, gast.Name):
@@ -622,6 +705,18 @@ class Normalizer:
 
     def iteration(self, it, out) -> tuple[str, list]:
         """Classify a for loop's iterable: ("range", bound atoms) or (kind, sequence atoms)."""
+        if isinstance(it, gast.Call) and not it.keywords and isinstance(it.func, gast.Attribute) \
+                and it.func.attr in ("items", "values", "keys") and not it.args:
+            base = self.atom(it.func.value, out)
+            if isinstance(base, gast.Name) and self.agg_meta.get(base.id, ("",))[0] == "dict":
+                if it.func.attr == "values":
+                    return "seq", [base]
+                if it.func.attr == "items":
+                    return "items", [base]
+                keys = self.agg_meta[base.id][1]
+                tmp = self.namer.temp()
+                self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
+                return "seq", [name(tmp)]
         if isinstance(it, gast.Call) and not it.keywords:
             obj = self.try_resolve(it.func)
             if obj is builtins.range:
@@ -695,6 +790,10 @@ class Normalizer:
             root = root.value
         if isinstance(root, gast.Name) and root.id in self.frame.locals or not isinstance(root, gast.Name):
             base = self.atom(node.value, out)
+            if isinstance(base, gast.Name) and base.id in self.aggregates:
+                if self.agg_meta.get(base.id, ("tuple",))[0] == "record":
+                    return self.element_of(base.id, node.attr, node)
+                raise self.error(UnsupportedSyntaxError, f"a tuple/list/dict has no attribute `.{node.attr}` here", node)
             if node.attr == "T":
                 return self.call_rule(np.transpose, [base], node)
             if node.attr in NONDIFF_ATTRS:
@@ -761,10 +860,10 @@ class Normalizer:
         if isinstance(base, gast.Name) and base.id in self.aggregates:
             elems = self.aggregates[base.id]
             idx = node.slice
-            if isinstance(idx, gast.Constant) and isinstance(idx.value, int):
-                return self.aggregate_or_name(elems[idx.value]) if elems[idx.value] not in self.aggregates else name(elems[idx.value])
+            if isinstance(idx, gast.Constant):
+                return self.element_of(base.id, idx.value, node)
             if isinstance(idx, gast.UnaryOp) and isinstance(idx.op, gast.USub) and isinstance(idx.operand, gast.Constant):
-                return name(elems[-idx.operand.value])
+                return self.element_of(base.id, -idx.operand.value, node)
             index = self.atom(idx, out)
             options = [name(e) if e not in self.aggregates else None for e in elems]
             if any(o is None for o in options):
@@ -790,6 +889,14 @@ class Normalizer:
     def expr_Tuple(self, node, out):
         return self.atom(node, out)
 
+    def expr_Dict(self, node, out):
+        if any(k is None or not isinstance(k, gast.Constant) for k in node.keys):
+            raise self.error(UnsupportedSyntaxError, "s2s supports dict literals with constant keys only", node)
+        keys = [k.value for k in node.keys]
+        tmp = self.namer.temp()
+        self.assign_aggregate(tmp, node.values, out, node, ("dict", tuple(keys), None))
+        return name(tmp)
+
     expr_List = expr_Tuple
 
     def expr_Call(self, node, out):
@@ -807,6 +914,13 @@ class Normalizer:
             kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
             return self.call_rule(meth, [receiver] + args, node, kws)
         obj = self.resolve(func)
+        if obj is rt.record:   # a pytree container rebuilt by s2s's flat wrapper
+            cls = node.args[0].id
+            tmp = self.namer.temp()
+            self.assign_aggregate(tmp, [k.value for k in node.keywords], out, node,
+                                  ("record", tuple(k.arg for k in node.keywords), cls))
+            self.global_ref(cls, self.frame.parsed.namespace[cls], node)
+            return name(tmp)
         args = [self.arg_atom(a, out) for a in node.args]
         kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
         rule = lookup(obj)
@@ -830,8 +944,8 @@ class Normalizer:
                                  "rename one of them")
             self.ns[key] = value
             self.namer.taken.add(key)
-        call = gast.Call(func=parse_expr(rule.name), args=list(args),
-                         keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
+        call = gast.Call(func=parse_expr(rule.name), args=[self.emit_literal(a) for a in args],
+                         keywords=[gast.keyword(k, self.emit_literal(v)) for k, v in (kws or {}).items()])
         call.s2s_fn = fn
         copy_loc(call, node)
         return call
@@ -963,6 +1077,13 @@ class Normalizer:
         return name(result)
 
 
+def _literal(elts: list, meta: tuple) -> gast.Tuple:
+    """The internal form of a container literal: a Tuple carrying its kind and keys."""
+    node = gast.Tuple(list(elts), gast.Load())
+    node.s2s_meta = meta
+    return node
+
+
 def _constant(v):
     if isinstance(v, tuple):
         return gast.Tuple([_constant(e) for e in v], gast.Load())
@@ -1008,6 +1129,17 @@ def _has_exit(stmts) -> bool:
                     return True
         return False
     return visit(stmts, False)
+
+
+def _has_break_continue(stmts) -> bool:
+    def visit(nodes):
+        for s in nodes:
+            if isinstance(s, (gast.Break, gast.Continue)):
+                return True
+            if isinstance(s, gast.If) and (visit(s.body) or visit(s.orelse)):
+                return True
+        return False
+    return visit(stmts)
 
 
 def _has_early_return(body) -> bool:

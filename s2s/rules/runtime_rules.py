@@ -89,3 +89,4 @@ nondiff(rt.stop_gradient, "stop_gradient")
 register(rt.custom_vjp_cotangent, "custom_vjp_cotangent")
 register(rt.custom_jvp_tangent, "custom_jvp_tangent")
 register(rt.custom_jvp_cotangent, "custom_jvp_cotangent")
+register(rt.build_record, "build_record")   # containers are split apart before differentiation
