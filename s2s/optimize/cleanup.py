@@ -1,7 +1,9 @@
-"""Cleanup passes over a generated function: dead-code elimination.
+"""Cleanup passes over a generated function: copy propagation and dead code.
 
-Only assignments of pure operations to names that nothing reads are removed;
-tape operations, indexed writes and calls made for their effect stay.
+- copy propagation: `a = b` where both names are assigned once (or b is an
+  unassigned parameter) makes every read of `a` a read of `b`;
+- dead code: assignments of pure operations to names nothing reads go;
+  tape operations, indexed writes and calls made for their effect stay.
 """
 from __future__ import annotations
 
@@ -58,5 +60,64 @@ def dead_code(fdef: gast.FunctionDef) -> gast.FunctionDef:
             return fdef
 
 
+def _assign_counts(fdef) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, (gast.For,)) and isinstance(n.target, gast.Name):
+            pass
+    return counts
+
+
+def copy_propagation(fdef: gast.FunctionDef) -> gast.FunctionDef:
+    params = {a.id for a in fdef.args.args}
+    counts = _assign_counts(fdef)
+    mapping: dict[str, str] = {}
+    for s in _all_stmts(fdef.body):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name):
+            a, b = s.targets[0].id, s.value.id
+            single_b = counts.get(b, 0) == 1 or (b in params and counts.get(b, 0) == 0)
+            if counts.get(a) == 1 and a not in params and single_b and a != b:
+                mapping[a] = b
+    if not mapping:
+        return fdef
+
+    def resolve(n):
+        seen = set()
+        while n in mapping and n not in seen:
+            seen.add(n)
+            n = mapping[n]
+        return n
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store) and n.id in mapping:
+            n.id = resolve(n.id)
+    fdef.body = _drop_copies(fdef.body, set(mapping))
+    return fdef
+
+
+def _all_stmts(body):
+    for s in body:
+        yield s
+        for field in ("body", "orelse"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
+                yield from _all_stmts(sub)
+
+
+def _drop_copies(body, names):
+    out = []
+    for s in body:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id in names \
+                and isinstance(s.value, gast.Name):
+            continue
+        for field in ("body", "orelse"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and sub and isinstance(s, (gast.If, gast.For, gast.While)):
+                setattr(s, field, _drop_copies(sub, names) or ([gast.Pass()] if field == "body" else []))
+        out.append(s)
+    return out
+
+
 def optimize(fdef: gast.FunctionDef) -> gast.FunctionDef:
-    return dead_code(fdef)
+    return dead_code(copy_propagation(fdef))

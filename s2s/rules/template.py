@@ -116,7 +116,7 @@ class Template:
             if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
                 raise TypeError(f"template {self.fn.__name__}: only assignments allowed")
             target = stmt.targets[0]
-            value = _Substituter(bindings, renames, self.kind, seed).visit(stmt.value)
+            value = fold_constants(_Substituter(bindings, renames, self.kind, seed).visit(stmt.value))
             if _is_marker(target, self.kind):
                 param = target.slice.id
                 contribs.append(Contribution(param, bindings[param], value))
@@ -151,6 +151,35 @@ class _Substituter(gast.NodeTransformer):
         if node.id in self.bindings:
             return copy.deepcopy(self.bindings[node.id])
         return node
+
+
+def fold_constants(node: Any) -> Any:
+    """Fold arithmetic on numeric constants (`b - 1` with b = 2 -> 1) and `x ** 1` -> x."""
+    if isinstance(node, gast.BinOp):
+        node.left, node.right = fold_constants(node.left), fold_constants(node.right)
+        lc, rc = _num(node.left), _num(node.right)
+        if lc is not None and rc is not None:
+            ops = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b, gast.Mult: lambda a, b: a * b}
+            f = ops.get(type(node.op))
+            if f is not None:
+                return gast.Constant(f(lc, rc), None)
+        if isinstance(node.op, gast.Pow) and rc == 1:
+            return node.left
+        if isinstance(node.op, gast.Mult) and rc == 1 and isinstance(rc, int):
+            return node.left
+        return node
+    for field, value in gast.iter_fields(node):
+        if isinstance(value, list):
+            setattr(node, field, [fold_constants(v) if isinstance(v, gast.AST) else v for v in value])
+        elif isinstance(value, gast.AST):
+            setattr(node, field, fold_constants(value))
+    return node
+
+
+def _num(node):
+    if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    return None
 
 
 def to_constant(value: Any) -> Any:
