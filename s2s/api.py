@@ -409,22 +409,12 @@ def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
     """Hessian by forward-over-reverse: `jacfwd(grad(fun, argnums), argnums)`."""
     nums, is_tuple = _argnums_tuple(argnums)
     if is_tuple:
-        inner = grad(fun, argnums=nums)
+        blocks = [[jacfwd(grad(fun, argnums=i), j) for j in nums] for i in nums]
 
         def hess(*args):
-            rows = []
-            for i in range(len(nums)):
-                pick = _pick(inner, i)
-                rows.append(tuple(jacfwd(pick, a)(*args) for a in nums))
-            return tuple(rows)
+            return tuple(tuple(b(*args) for b in row) for row in blocks)
         return hess
     return jacfwd(grad(fun, argnums=nums[0]), nums[0])
-
-
-def _pick(fun, i):
-    def picked(*args):
-        return fun(*args)[i]
-    return picked
 
 
 def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 0, has_aux: bool = False) -> str:

@@ -278,3 +278,22 @@ def record(cls, **fields):
 def build_record(cls, **fields):
     """Rebuild a namedtuple/dataclass from its fields (generated code)."""
     return cls(**fields)
+
+
+def setitem_cotangent(g, index, like):
+    """Cotangent of v in `a[index] = v` from a's cotangent g: g[index], where a
+    slot written more than once (repeated fancy indices) credits only the last write."""
+    out = np.array(g[index], dtype=float, copy=True)
+    if not _is_basic_index(index):
+        idx = index if isinstance(index, tuple) else (index,)
+        arrays = [np.asarray(i) for i in idx if not isinstance(i, slice) and i is not None and i is not Ellipsis]
+        if len(arrays) == 1 and arrays[0].dtype.kind in "iu" and arrays[0].ndim == 1 and len(idx) == 1:
+            flat = arrays[0] % np.shape(g)[0]
+            # keep the last occurrence of each slot
+            _, last = np.unique(flat[::-1], return_index=True)
+            keep = np.zeros(flat.shape[0], dtype=bool)
+            keep[flat.shape[0] - 1 - last] = True
+            out[~keep] = 0.0
+        elif any(a.dtype.kind in "iu" for a in arrays):
+            raise NotImplementedError("s2s: writes with several integer-array indices are not supported yet")
+    return unbroadcast(out, like)

@@ -90,3 +90,8 @@ register(rt.custom_vjp_cotangent, "custom_vjp_cotangent")
 register(rt.custom_jvp_tangent, "custom_jvp_tangent")
 register(rt.custom_jvp_cotangent, "custom_jvp_cotangent")
 register(rt.build_record, "build_record")   # containers are split apart before differentiation
+
+
+@adjoint(rt.setitem_cotangent, "setitem_cotangent", shape_only=("like",))
+def setitem_cotangent(y, g, index, like):
+    d[g] = getitem_vjp(broadcast_like(d[y], setitem_cotangent(g, index, like)), g, index)

@@ -503,17 +503,26 @@ class ReverseBuilder:
                                  f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
                                  "wrap that argument in s2s.stop_gradient(...) if no gradient is wanted")
         used = [c for c in contribs if isinstance(c.target, gast.Name) and c.target.id in self.active]
+        # A list/tuple argument (np.stack([a, b])): the contribution is a list of cotangents.
+        listed = [c for c in contribs if isinstance(c.target, (gast.Tuple, gast.List)) and any(
+            isinstance(e, gast.Name) and e.id in self.active for e in c.target.elts)]
         for c in contribs:
-            if not isinstance(c.target, gast.Name) and any(
+            if not isinstance(c.target, (gast.Name, gast.Tuple, gast.List)) and any(
                     isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(c.target)):
-                raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through a list/tuple argument yet", s)
-        if used:
+                raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this argument", s)
+        if used or listed:
             code += local
         for c in used:
             expr = c.expr
             if tmpl.broadcasts:
                 expr = _call(rt.unbroadcast, [expr, name(c.target.id)])
             self.accumulate(c.target.id, expr, state, code)
+        for c in listed:
+            parts = self.namer.temp()
+            code.append(assign(parts, c.expr))
+            for k, e in enumerate(c.target.elts):
+                if isinstance(e, gast.Name) and e.id in self.active:
+                    self.accumulate(e.id, gast.Subscript(name(parts), const(k), gast.Load()), state, code)
         return code
 
     def rev_setitem(self, s, state) -> list:
@@ -524,8 +533,8 @@ class ReverseBuilder:
             darr = self.adj(arr)
             v = s.value
             if isinstance(v, gast.Name) and v.id in self.active:
-                slot = gast.Subscript(name(darr), copy.deepcopy(tgt.slice), gast.Load())
-                self.accumulate(v.id, _call(rt.unbroadcast, [_call(np.copy, [slot]), name(v.id)]), state, code)
+                self.accumulate(v.id, _call(rt.setitem_cotangent, [name(darr), _index_expr(tgt.slice), name(v.id)]),
+                                state, code)
             self.ensure_owned(arr, state, code)
             code.append(assign(gast.Subscript(name(darr), copy.deepcopy(tgt.slice), gast.Store()), const(0.0)))
         restore = assign(gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Store()), self.pop())
