@@ -24,9 +24,10 @@ from .frontend.parse import parse_function
 from .optimize import cleanup
 from .rules import lookup
 from .transforms.forward import ForwardSpec, forward
+from .transforms.batching import BatchSpec, batch
 from .transforms.reverse import ReverseSpec, reverse
 
-_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp")
+_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +53,9 @@ def _normalize_argnums(argnums) -> tuple[tuple[int, ...], bool]:
 
 def source_function(fun: Callable) -> Callable:
     """The Python function whose source a transform reads."""
+    if isinstance(fun, Batched):
+        raise TransformError("transforming a vmapped function needs its argument count; call it inside a function "
+                             "(e.g. lambda w: np.sum(s2s.vmap(f)(w, xs)))")
     if isinstance(fun, Transformed):
         return fun.generated().fn
     rule = lookup(fun)
@@ -93,8 +97,9 @@ def _origin(fn: Callable) -> str:
     return f"{code.co_filename}:{code.co_firstlineno} ({fn.__qualname__})"
 
 
-def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool) -> Generated:
-    key = (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux)
+def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
+           options: tuple = ()) -> Generated:
+    key = (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options)
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
@@ -112,12 +117,19 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
     wrt = [nf.params[a] for a in argnums]
     if transform == "jvp":
         fdef = forward(nf, ForwardSpec(wrt=wrt, name=name))
+    elif transform == "vmap":
+        in_axes, out_axes, axis_size = options
+        fdef = batch(nf, BatchSpec(in_axes=list(in_axes), out_axes=out_axes, axis_size=axis_size, name=name,
+                                   example_fn=src_fn))
     else:
         fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name))
     fdef = cleanup.optimize(fdef)
     body = emit.to_source(fdef)
     origin = _origin(src_fn)
-    desc = f"{transform}(argnums={argnums if tuple_out else argnums[0]}{', has_aux=True' if has_aux else ''}) of {origin}"
+    if transform == "vmap":
+        desc = f"vmap(in_axes={options[0]}, out_axes={options[1]}) of {origin}"
+    else:
+        desc = f"{transform}(argnums={argnums if tuple_out else argnums[0]}{', has_aux=True' if has_aux else ''}) of {origin}"
     text = emit.header(desc, nf.namespace, body) + body
     path = emit.write_module(text, name)
     fn = emit.load_function(text, path, name, nf.namespace)
@@ -417,11 +429,126 @@ def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
     return jacfwd(grad(fun, argnums=nums[0]), nums[0])
 
 
-def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 0, has_aux: bool = False) -> str:
+def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         in_axes=0, out_axes=0) -> str:
     """The generated source of `transform(fun)` (a string; also in a real file)."""
     if transform not in _TRANSFORMS:
         raise ArgumentError(f"unknown transform {transform!r}; choose one of {', '.join(_TRANSFORMS)}")
+    if isinstance(fun, Batched) and transform == "vmap":
+        raise ArgumentError("pass the function itself: show(f, 'vmap', in_axes=...)")
+    if transform == "vmap":
+        n = len(inspect.signature(source_function(fun)).parameters)
+        return Batched(fun, in_axes, out_axes).show(n)
     if transform in ("vjp", "jvp"):
         n = len(inspect.signature(source_function(fun)).parameters)
         argnums = tuple(range(n))
     return Transformed(fun, transform, argnums, has_aux).source
+
+
+class Batched:
+    """`vmap(f)`: f's source, batched; generated on the first call for that many arguments."""
+
+    def __init__(self, fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
+        self.fun = fun
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.axis_size = axis_size
+        self.__name__ = f"{getattr(fun, '__name__', 'f')}_vmap"
+        self.__qualname__ = self.__name__
+
+    def _axes_for(self, nargs: int) -> tuple:
+        ax = self.in_axes
+        if isinstance(ax, (list, tuple)):
+            if len(ax) != nargs:
+                raise ArgumentError(f"vmap: in_axes has {len(ax)} entries but the function was called with {nargs} "
+                                    f"arguments")
+            axes = tuple(ax)
+        else:
+            axes = (ax,) * nargs
+        for i, a in enumerate(axes):
+            if a is not None and (not isinstance(a, numbers.Integral) or isinstance(a, bool)):
+                raise ArgumentError(f"vmap: in_axes entry {i} must be an int or None, got {a!r}")
+        return axes
+
+    def generated_for(self, nargs: int) -> Generated:
+        axes = self._axes_for(nargs)
+        out_axes = tuple(self.out_axes) if isinstance(self.out_axes, list) else self.out_axes
+        src = self.fun.generated_for(nargs).fn if isinstance(self.fun, Batched) else source_function(self.fun)
+        return _build(src, "vmap", (), False, False, (axes, out_axes, self.axis_size))
+
+    def _s2s_inline_source(self, nargs: int) -> Callable:
+        return self.generated_for(nargs).fn
+
+    def __call__(self, *args):
+        if isinstance(self.fun, Batched):
+            return self._nested(args)
+        gen = self.generated_for(len(args))
+        return gen.fn(*args)
+
+    def _nested(self, args):
+        """vmap(vmap(f)): one batch of Bo*Bi examples, reshaped back (a matrix of examples)."""
+        inner = self.fun
+        outer_axes = self._axes_for(len(args))
+        inner_axes = inner._axes_for(len(args))
+        sizes_o = {np.shape(a)[ax] for a, ax in zip(args, outer_axes) if ax is not None}
+        bo = self.axis_size if self.axis_size is not None else (sizes_o.pop() if len(sizes_o) == 1 else None)
+        if bo is None:
+            raise ArgumentError("vmap: the outer batch size is ambiguous or missing")
+        moved = []
+        for a, ao, ai in zip(args, outer_axes, inner_axes):
+            moved.append(None if ao is None and ai is None else (np.moveaxis(a, ao, 0) if ao is not None else a, ai))
+        sizes_i = {np.shape(m[0])[m[1] + (1 if ao is not None else 0)] if m[1] is not None else None
+                   for m, ao in zip(moved, outer_axes) if m is not None}
+        sizes_i.discard(None)
+        bi = inner.axis_size if inner.axis_size is not None else (sizes_i.pop() if len(sizes_i) == 1 else None)
+        if bi is None:
+            raise ArgumentError("vmap: the inner batch size is ambiguous or missing")
+        flat, axes = [], []
+        for a, m, ao in zip(args, moved, outer_axes):
+            if m is None:
+                flat.append(a)
+                axes.append(None)
+                continue
+            x, ai = m
+            if ao is None:
+                x = np.broadcast_to(x, (bo,) + np.shape(x))
+                ai_full = ai + 1
+            else:
+                ai_full = ai + 1 if ai is not None else None
+            if ai_full is None:
+                x = np.broadcast_to(x[:, None], (bo, bi) + np.shape(x)[1:])
+            else:
+                x = np.moveaxis(x, ai_full, 1)
+            flat.append(np.reshape(x, (bo * bi,) + np.shape(x)[2:]))
+            axes.append(0)
+        out = Batched(inner.fun, tuple(axes), 0)(*flat)
+
+        def unflat(o, ai, ao):
+            o = np.reshape(o, (bo, bi) + np.shape(o)[1:])
+            o = np.moveaxis(o, 1, ai + 1) if ai is not None else o[:, 0]
+            return np.moveaxis(o, 0, ao) if ao is not None else o[0]
+        if isinstance(out, tuple):
+            n = len(out)
+            ia = inner.out_axes if isinstance(inner.out_axes, (tuple, list)) else (inner.out_axes,) * n
+            oa = self.out_axes if isinstance(self.out_axes, (tuple, list)) else (self.out_axes,) * n
+            return tuple(unflat(o, i, j) for o, i, j in zip(out, ia, oa))
+        return unflat(out, inner.out_axes, self.out_axes)
+
+    def show(self, nargs: int) -> str:
+        return self.generated_for(nargs).source
+
+
+def vmap(fun: Callable | None = None, in_axes=0, out_axes=0, axis_size: int | None = None):
+    """Batch `fun` over an axis of its arguments, as generated array code.
+
+    Args:
+        in_axes: int, None, or a tuple with one entry per argument (None: not batched).
+        out_axes: where the batch axis goes in the result(s) (a tuple for tuple outputs).
+        axis_size: the batch size when no argument is batched.
+    The per-example loop becomes array operations; where s2s finds no array
+    form (an impure branch on a batched condition, ...) the generated source
+    is an explicit per-example loop, labelled with the reason.
+    """
+    if fun is None:
+        return lambda f: Batched(f, in_axes, out_axes, axis_size)
+    return Batched(fun, in_axes, out_axes, axis_size)

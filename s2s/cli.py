@@ -58,13 +58,15 @@ def _parse_argnums(text: str) -> int | tuple[int, ...]:
 
 def _build_parser() -> _Parser:
     from . import __version__
-    parser = _Parser(prog="s2s", description="s2s: source-to-source automatic differentiation for NumPy code.")
+    parser = _Parser(prog="s2s",
+                     description="s2s: source-to-source automatic differentiation for NumPy code.")
     parser.add_argument("--version", action="version", version=f"s2s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     show = sub.add_parser(
         "show", help="print the source s2s generates for a function",
         description="Print the Python module s2s generates for a transform of FILE.py:FUNC.")
-    show.add_argument("target", metavar="FILE.py:FUNC", help="a Python file and a function defined in it")
+    show.add_argument("target", metavar="FILE.py:FUNC",
+                      help="a Python file and a function defined in it")
     show.add_argument("--transform", "-t", default="grad", choices=TRANSFORMS,
                       help="which transform to show (default: grad)")
     show.add_argument("--argnums", "-a", default="0", type=_parse_argnums,
@@ -80,7 +82,8 @@ def _split_target(target: str) -> tuple[str, str]:
     if not sep or not path or not func:
         raise UsageError(f"s2s show: error: expected FILE.py:FUNC, got {target!r}")
     if not func.isidentifier():
-        raise UsageError(f"s2s show: error: {func!r} is not a function name (dotted names are not supported)")
+        raise UsageError(f"s2s show: error: {func!r} is not a function name "
+                         f"(dotted names are not supported)")
     return path, func
 
 
@@ -108,7 +111,9 @@ def load_function(path: str, func: str) -> Callable:
     if directory not in sys.path:
         sys.path.insert(0, directory)
     stem = os.path.splitext(os.path.basename(absolute))[0]
-    modname = stem if stem.isidentifier() and stem not in sys.modules else f"_s2s_cli_{abs(hash(absolute))}"
+    modname = stem
+    if not stem.isidentifier() or stem in sys.modules:   # never shadow an imported module
+        modname = f"_s2s_cli_{abs(hash(absolute))}"
     spec = importlib.util.spec_from_file_location(modname, absolute)
     if spec is None or spec.loader is None:
         raise UsageError(f"s2s show: error: cannot import {path} (is it a Python file?)")
@@ -119,8 +124,9 @@ def load_function(path: str, func: str) -> Callable:
     except SyntaxError as exc:
         del sys.modules[modname]
         where = f"{_display_path(exc.filename or path)}:{exc.lineno}"
-        raise UsageError(f"s2s show: error: cannot import {path}: syntax error at {where}: {exc.msg}") from None
-    except BaseException as exc:  # noqa: BLE001 (user code may raise anything, even SystemExit)
+        raise UsageError(f"s2s show: error: cannot import {path}: "
+                         f"syntax error at {where}: {exc.msg}") from None
+    except (Exception, SystemExit) as exc:  # user code may raise anything, even SystemExit
         del sys.modules[modname]
         frames = [f for f in traceback.extract_tb(exc.__traceback__)
                   if os.path.abspath(f.filename) == absolute]
@@ -131,12 +137,14 @@ def load_function(path: str, func: str) -> Callable:
         raise UsageError(f"s2s show: error: {path} has no function {func!r}")
     fn = getattr(module, func)
     if not callable(fn):
-        raise UsageError(f"s2s show: error: {path}:{func} is not a function (it is {type(fn).__name__!r})")
+        raise UsageError(f"s2s show: error: {path}:{func} is not a function "
+                         f"(it is {type(fn).__name__!r})")
     return fn
 
 
 def _origin(fn: Callable, path: str) -> str:
-    code = getattr(inspect.unwrap(fn), "__code__", None) if inspect.isfunction(inspect.unwrap(fn)) else None
+    target = inspect.unwrap(fn)
+    code = target.__code__ if inspect.isfunction(target) else None
     if code is None:
         return _display_path(path)
     return f"{_display_path(code.co_filename)}:{code.co_firstlineno}"
@@ -163,7 +171,8 @@ def show(args: argparse.Namespace) -> int:
     except ArgumentError as exc:          # argnums out of range and the like: a usage error
         raise UsageError(f"s2s show: error: {exc}") from None
     except S2SError as exc:
-        print(f"s2s: cannot generate {args.transform} of {func} ({type(exc).__name__}):", file=sys.stderr)
+        print(f"s2s: cannot generate {args.transform} of {func} ({type(exc).__name__}):",
+              file=sys.stderr)
         print(str(exc), file=sys.stderr)
         return 1
     print(_header(args.transform, func, fn, path, args.argnums, args.has_aux))

@@ -297,3 +297,218 @@ def setitem_cotangent(g, index, like):
         elif any(a.dtype.kind in "iu" for a in arrays):
             raise NotImplementedError("s2s: writes with several integer-array indices are not supported yet")
     return unbroadcast(out, like)
+
+
+# ----- batching (vmap) ----------------------------------------------------------
+# Batched values carry the batch on axis 0; these helpers keep per-example
+# semantics (ranks, axes, shapes) right for arrays with that extra axis.
+
+def batch_size(args, axes, names, axis_size=None) -> int:
+    """The common batch size of the batched arguments (clear errors naming them)."""
+    size, first = axis_size, None
+    for a, ax, nm in zip(args, axes, names):
+        if ax is None:
+            continue
+        nd = np.ndim(a)
+        if not -nd <= ax < nd:
+            raise ValueError(f"vmap: in_axes={ax} is out of range for argument `{nm}` of rank {nd}")
+        n = np.shape(a)[ax]
+        if size is None:
+            size, first = n, nm
+        elif n != size:
+            other = f"argument `{first}`" if first else f"axis_size={axis_size}"
+            raise ValueError(f"vmap: argument `{nm}` has size {n} along its batch axis {ax}, but {other} has {size}")
+    if size is None:
+        raise ValueError("vmap: no argument is batched; pass axis_size=")
+    return int(size)
+
+
+def bmove(x, axis):
+    """Move the batch axis of an argument to the front."""
+    return x if axis == 0 else np.moveaxis(x, axis, 0)
+
+
+def bout(x, axis):
+    """Move the batch axis of a result from the front to `axis`."""
+    return x if axis == 0 else np.moveaxis(x, 0, axis)
+
+
+def bexpand(x, size):
+    """An unbatched value repeated along a new batch axis (a new, writable array)."""
+    x = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
+    return np.array(np.broadcast_to(x, (size,) + np.shape(x)))
+
+
+def ex_ndim(x, batched) -> int:
+    return np.ndim(x) - 1 if batched else np.ndim(x)
+
+
+def balign(x, peers, flags):
+    """Reshape batched x (B, ...) so it broadcasts per example against peers."""
+    r = max([np.ndim(x) - 1] + [ex_ndim(p, f) for p, f in zip(peers, flags)])
+    pad = r - (np.ndim(x) - 1)
+    if pad <= 0:
+        return x
+    return np.reshape(x, (np.shape(x)[0],) + (1,) * pad + np.shape(x)[1:])
+
+
+def baxis(axis, x):
+    """A per-example axis argument for batched x (None: every axis but the batch)."""
+    nd = np.ndim(x) - 1
+    if axis is None:
+        return tuple(range(1, nd + 1))
+    if isinstance(axis, (tuple, list)):
+        return tuple(a % nd + 1 if nd else 1 for a in axis)
+    return axis % nd + 1 if nd else 1
+
+
+def bshape(x):
+    return np.shape(x)[1:]
+
+
+def bsize(x):
+    return int(np.prod(np.shape(x)[1:]))
+
+
+def blen(x):
+    return np.shape(x)[1]
+
+
+def bseed(y):
+    """The grad seed for a batch of per-example outputs."""
+    if np.ndim(y) != 1:
+        raise NonDifferentiableError(
+            f"grad requires a scalar output per example, but it returned shape {np.shape(y)[1:]}",
+            hint="reduce the output (e.g. np.sum) or use s2s.vjp / s2s.jacrev")
+    return 1.0
+
+
+def bmatmul(a, b, ab, bb):
+    """Per-example a @ b for batched (ab/bb) operands."""
+    if ab and not bb:
+        if np.ndim(a) == 2 and np.ndim(b) == 1:      # per-example vector @ vector
+            return a @ b
+        if np.ndim(a) == 2:                           # per-example vector @ matrix
+            return a @ b
+        return np.matmul(a, b)
+    if bb and not ab:
+        if np.ndim(b) == 2:                           # per-example vector b
+            return np.matmul(a, b[..., None])[..., 0] if np.ndim(a) >= 2 else b @ a
+        return np.matmul(a, b)
+    # both batched
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return np.einsum("bi,bi->b", a, b)
+    if np.ndim(a) == 2:
+        return np.einsum("bi,bij->bj", a, b)
+    if np.ndim(b) == 2:
+        return np.einsum("bij,bj->bi", a, b)
+    return np.matmul(a, b)
+
+
+def bgetitem(x, index, xb):
+    """x[index] per example, for batched x and an unbatched index."""
+    if not xb:
+        return x[index]
+    idx = index if isinstance(index, tuple) else (index,)
+    return x[(slice(None),) + idx]
+
+
+def bindex_write(y, index, v):
+    """y[index] = v per example (y batched), v aligned to the written slots."""
+    idx = index if isinstance(index, tuple) else (index,)
+    y[(slice(None),) + idx] = v
+
+
+def bmap(fn, args, flags, size, kwargs=None):
+    """Per-example loop for one op with no batching rule: stack fn over the batch."""
+    kwargs = kwargs or {}
+    outs = [fn(*[a[b] if f else a for a, f in zip(args, flags)], **kwargs) for b in range(size)]
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def per_example(fn, args, in_axes, out_axes, size):
+    """The whole function as a loop over examples (no array form was found)."""
+    results = []
+    for b in range(size):
+        ex = [np.take(a, b, axis=ax) if ax is not None else a for a, ax in zip(args, in_axes)]
+        results.append(fn(*ex))
+    first = results[0]
+    if isinstance(first, tuple):
+        axes = out_axes if isinstance(out_axes, (tuple, list)) else (out_axes,) * len(first)
+        return tuple(np.stack([np.asarray(r[i]) for r in results], axis=ax) if ax is not None else first[i]
+                     for i, ax in enumerate(axes))
+    return np.stack([np.asarray(r) for r in results], axis=out_axes) if out_axes is not None else first
+
+
+def bunbroadcast(g, x, gb, xb):
+    """unbroadcast per example."""
+    if not gb:
+        return unbroadcast(g, x)
+    shape = np.shape(x)[1:] if xb else np.shape(x)
+    gshape = np.shape(g)[1:]
+    if gshape == shape:
+        return g
+    extra = len(gshape) - len(shape)
+    axes = tuple(1 + i for i in range(extra)) + tuple(
+        1 + extra + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1)
+    out = np.sum(g, axis=axes) if axes else g
+    return np.reshape(out, (np.shape(g)[0],) + tuple(shape))
+
+
+def bexpand_reduced(g, x, axis, keepdims, gb, xb):
+    """expand_reduced per example."""
+    size = np.shape(g)[0] if gb else np.shape(x)[0]
+    shape = np.shape(x)[1:] if xb else np.shape(x)
+    if not gb:
+        g = np.broadcast_to(g, (size,) + np.shape(g))
+    if not keepdims and len(shape):
+        g = np.expand_dims(g, tuple(a + 1 for a in _norm_axis(axis, len(shape))))
+    return np.broadcast_to(g, (size,) + tuple(shape))
+
+
+def breduced_size(x, axis, xb):
+    return reduced_size(x[0] if xb else x, axis)
+
+
+def badd_at(a, index, v, ab, vb, size):
+    """add_at per example; a is batched (made so by the pass)."""
+    idx = index if isinstance(index, tuple) else (index,)
+    if _is_basic_index(index):
+        a[(slice(None),) + idx] += v
+    else:
+        for b in range(size):
+            np.add.at(a[b], index, v[b] if vb else v)
+
+
+def bmatmul_vjp_a(g, a, b, ab, bb):
+    """Cotangent of a in y = bmatmul(a, b, ab, bb) (summed over the batch when a is unbatched)."""
+    pa = np.ndim(a) - (1 if ab else 0)
+    pb = np.ndim(b) - (1 if bb else 0)
+    if pa == 1 and pb == 1:
+        r = np.expand_dims(g, -1) * b
+    elif pb == 1:
+        r = np.expand_dims(g, -1) * np.expand_dims(b, -2)
+    elif pa == 1:
+        r = np.sum(b * np.expand_dims(g, -2), axis=-1)
+    else:
+        r = np.matmul(g, np.swapaxes(b, -1, -2))
+    if not ab:
+        r = np.sum(r, axis=0)
+    return r
+
+
+def bmatmul_vjp_b(g, a, b, ab, bb):
+    """Cotangent of b in y = bmatmul(a, b, ab, bb) (summed over the batch when b is unbatched)."""
+    pa = np.ndim(a) - (1 if ab else 0)
+    pb = np.ndim(b) - (1 if bb else 0)
+    if pa == 1 and pb == 1:
+        r = np.expand_dims(g, -1) * a
+    elif pb == 1:
+        r = np.sum(np.expand_dims(g, -1) * a, axis=-2)
+    elif pa == 1:
+        r = np.expand_dims(a, -1) * np.expand_dims(g, -2)
+    else:
+        r = np.matmul(np.swapaxes(a, -1, -2), g)
+    if not bb:
+        r = np.sum(r, axis=0)
+    return r

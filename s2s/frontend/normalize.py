@@ -923,6 +923,10 @@ class Normalizer:
             return name(tmp)
         args = [self.arg_atom(a, out) for a in node.args]
         kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
+        if hasattr(obj, "_s2s_inline_source") or type(obj).__name__ == "Transformed" and hasattr(obj, "generated"):
+            # a function transformed by s2s, called from code s2s transforms: use its generated source
+            fn = obj._s2s_inline_source(len(args)) if hasattr(obj, "_s2s_inline_source") else obj.generated().fn
+            return self.inline(fn, args, kws, node, out)
         rule = lookup(obj)
         if rule is not None:
             return self.call_rule(obj, args, node, kws)
@@ -984,6 +988,8 @@ class Normalizer:
             return None
 
     def resolve(self, node) -> Any:
+        if isinstance(node, gast.Call):
+            return self.static_transform(node)
         if isinstance(node, gast.Name):
             if node.id in self.frame.locals:
                 raise self.error(UnsupportedSyntaxError, f"s2s cannot call `{node.id}`, a function held in a local variable",
@@ -997,6 +1003,27 @@ class Normalizer:
                 raise self.error(TransformError, f"`{_dotted(node)}` does not exist", node) from None
         raise self.error(UnsupportedSyntaxError, "s2s cannot resolve this call", node,
                          "call a function by its name")
+
+    def static_transform(self, node) -> Any:
+        """`s2s.vmap(f, in_axes=(None, 0))(...)` inside transformed code: build the transform now."""
+        from .. import api
+        factory = self.resolve(node.func)
+        if factory not in (api.vmap, api.grad, api.value_and_grad):
+            raise self.error(UnsupportedSyntaxError, "s2s can call the result of a call only for s2s.grad/vmap(...)",
+                             node, "assign the function to a global name first")
+
+        def static(n):
+            if isinstance(n, gast.Constant):
+                return n.value
+            if isinstance(n, (gast.Tuple, gast.List)):
+                return tuple(static(e) for e in n.elts)
+            if isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.USub) and isinstance(n.operand, gast.Constant):
+                return -n.operand.value
+            if isinstance(n, (gast.Name, gast.Attribute)) and not self.is_local_rooted(n):
+                return self.resolve(n)
+            raise self.error(UnsupportedSyntaxError, "arguments of s2s.grad/vmap inside a transformed function must be "
+                             "constants or global functions", n)
+        return factory(*[static(a) for a in node.args], **{k.arg: static(k.value) for k in node.keywords})
 
     def global_ref(self, preferred: str, obj: Any, node) -> Any:
         """Refer to a global value from generated code (binding it if needed)."""

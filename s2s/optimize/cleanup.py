@@ -11,7 +11,8 @@ import gast
 
 from .. import runtime as rt
 
-_EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(print)}
+_EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(rt.bseed), id(rt.batch_size),
+              id(print)}
 
 
 def _reads(stmts, out: set[str]) -> None:
@@ -70,15 +71,36 @@ def _assign_counts(fdef) -> dict[str, int]:
     return counts
 
 
+def _assigned_in_loops(body, inside=False, out=None) -> set[str]:
+    out = set() if out is None else out
+    for s in body:
+        if inside:
+            for n in gast.walk(s):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    out.add(n.id)
+        if isinstance(s, (gast.For, gast.While)):
+            if isinstance(s, gast.For):
+                out.add(s.target.id)
+            _assigned_in_loops(s.body, True, out)
+        elif isinstance(s, gast.If):
+            _assigned_in_loops(s.body, inside, out)
+            _assigned_in_loops(s.orelse, inside, out)
+    return out
+
+
 def copy_propagation(fdef: gast.FunctionDef) -> gast.FunctionDef:
+    """`a = b` -> reads of a become reads of b, when b holds one value for the whole function
+    (a single definition, parameters included, outside every loop) and a is defined once."""
     params = {a.id for a in fdef.args.args}
     counts = _assign_counts(fdef)
+    for p in params:
+        counts[p] = counts.get(p, 0) + 1
+    looped = _assigned_in_loops(fdef.body)
     mapping: dict[str, str] = {}
     for s in _all_stmts(fdef.body):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name):
             a, b = s.targets[0].id, s.value.id
-            single_b = counts.get(b, 0) == 1 or (b in params and counts.get(b, 0) == 0)
-            if counts.get(a) == 1 and a not in params and single_b and a != b:
+            if counts.get(a) == 1 and counts.get(b) == 1 and b not in looped and a != b:
                 mapping[a] = b
     if not mapping:
         return fdef

@@ -95,3 +95,62 @@ register(rt.build_record, "build_record")   # containers are split apart before 
 @adjoint(rt.setitem_cotangent, "setitem_cotangent", shape_only=("like",))
 def setitem_cotangent(y, g, index, like):
     d[g] = getitem_vjp(broadcast_like(d[y], setitem_cotangent(g, index, like)), g, index)
+
+
+# ----- Batching helpers (vmap) ---------------------------------------------------
+for _fn in (rt.batch_size, rt.bshape, rt.bsize, rt.blen, rt.bseed, rt.breduced_size, rt.baxis, rt.ex_ndim):
+    nondiff(_fn, _fn.__name__)
+for _fn in (rt.bunbroadcast, rt.bexpand_reduced, rt.badd_at, rt.bmap, rt.per_example, rt.bgetitem,
+            rt.bindex_write):
+    register(_fn, _fn.__name__)     # no derivative rules yet: differentiating them is a clear error
+
+
+@adjoint(rt.bmove, "bmove", shape_only=("axis",))
+def bmove(y, x, axis):
+    d[x] = bout(d[y], axis)
+
+
+@tangent(rt.bmove, "bmove", shape_only=("axis",))
+def bmove_t(y, x, axis):
+    t[y] = bmove(t[x], axis)
+
+
+@adjoint(rt.bout, "bout", shape_only=("axis",))
+def bout(y, x, axis):
+    d[x] = bmove(d[y], axis)
+
+
+@tangent(rt.bout, "bout", shape_only=("axis",))
+def bout_t(y, x, axis):
+    t[y] = bout(t[x], axis)
+
+
+@adjoint(rt.bexpand, "bexpand", shape_only=("size",))
+def bexpand(y, x, size):
+    d[x] = unbroadcast(np.sum(d[y], axis=0), x)
+
+
+@tangent(rt.bexpand, "bexpand", shape_only=("size",))
+def bexpand_t(y, x, size):
+    t[y] = bexpand(t[x], size)
+
+
+@adjoint(rt.balign, "balign", shape_only=("peers", "flags"))
+def balign(y, x, peers, flags):
+    d[x] = np.reshape(d[y], np.shape(x))
+
+
+@tangent(rt.balign, "balign", shape_only=("peers", "flags"))
+def balign_t(y, x, peers, flags):
+    t[y] = balign(t[x], peers, flags)
+
+
+@adjoint(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))
+def bmatmul(y, a, b, ab, bb):
+    d[a] = bmatmul_vjp_a(d[y], a, b, ab, bb)
+    d[b] = bmatmul_vjp_b(d[y], a, b, ab, bb)
+
+
+@tangent(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))
+def bmatmul_t(y, a, b, ab, bb):
+    t[y] = bmatmul(t[a], b, ab, bb) + bmatmul(a, t[b], ab, bb)

@@ -1,0 +1,52 @@
+"""Batching rules (vmap), by family.
+
+Each op gets a *kind* the batching pass knows how to rewrite:
+- "elementwise": ufuncs and friends; batched operands are rank-aligned;
+- "reduce": an `axis` argument that shifts past the batch axis;
+- "matmul": per-example matrix products (bmatmul);
+- "shape_query": np.shape/np.ndim/np.size/len answer per example;
+- "same": the op already acts per example on (batch, ...) arrays;
+- "seed", "unbroadcast", "expand_reduced", "reduced_size": reverse-mode helpers.
+An op with no kind runs in a per-example loop (bmap): slower, never wrong.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from .. import runtime as rt
+
+_KINDS: dict[int, str] = {}
+_KEEP: list = []
+
+
+def set_kind(kind: str, *fns: Any) -> None:
+    for fn in fns:
+        _KINDS[id(fn)] = kind
+        _KEEP.append(fn)
+
+
+def batch_kind(fn: Any) -> str | None:
+    kind = _KINDS.get(id(fn))
+    if kind is not None:
+        return kind
+    if isinstance(fn, np.ufunc) and fn is not np.matmul:
+        return "elementwise"
+    return None
+
+
+set_kind("elementwise", np.where, np.clip, builtins.abs, rt.tie_weight)
+set_kind("reduce", np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, np.any, np.all,
+         np.argmax, np.argmin, np.std, np.var)
+set_kind("matmul", np.matmul, np.dot)
+set_kind("shape_query", np.shape, np.ndim, np.size, builtins.len)
+set_kind("same", np.copy, np.asarray, rt.zeros_like, np.zeros_like, np.ones_like, rt.stop_gradient, rt.astype)
+set_kind("seed", rt.seed_cotangent)
+set_kind("unbroadcast", rt.unbroadcast)
+set_kind("expand_reduced", rt.expand_reduced)
+set_kind("reduced_size", rt.reduced_size)
+# Functions of shapes only: evaluated on the first example (same for all).
+set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.breduced_size, rt.bshape, rt.bsize,
+         rt.blen, rt.inverse_axes, rt.float_dtype_flag)

@@ -1,0 +1,268 @@
+"""Linear algebra: products, contractions, traces, diagonals and np.linalg.
+
+Adjoint (d[x]) and tangent (t[x]) templates side by side; the shape
+bookkeeping lives in s2s.ophelpers.
+
+Tuple-valued ops (np.linalg.slogdet, eigh, qr, and svd with compute_uv=True)
+have templates written against the unpacked result: `y[k]` is the k-th output
+and `d[y][k]` its cotangent; their tangents return the tuple of output
+tangents.  The core does not differentiate through tuple outputs yet.
+"""
+import numpy as np
+
+from .. import ophelpers as oh
+from .registry import adjoint, nondiff, tangent
+
+
+@adjoint(np.matmul, "np.matmul")
+def matmul(y, a, b):
+    d[a] = matmul_vjp_a(d[y], a, b)
+    d[b] = matmul_vjp_b(d[y], a, b)
+
+
+@tangent(np.matmul)
+def matmul_(y, a, b):
+    t[y] = np.matmul(t[a], b) + np.matmul(a, t[b])
+
+
+@adjoint(np.dot, "np.dot")
+def dot(y, a, b):
+    d[a] = dot_vjp_any_a(d[y], a, b)
+    d[b] = dot_vjp_any_b(d[y], a, b)
+
+
+@tangent(np.dot)
+def dot_(y, a, b):
+    t[y] = np.dot(t[a], b) + np.dot(a, t[b])
+
+
+@adjoint(np.vdot, "np.vdot")
+def vdot(y, a, b):
+    d[a] = d[y] * np.reshape(b, np.shape(a))
+    d[b] = d[y] * np.reshape(a, np.shape(b))
+
+
+@tangent(np.vdot)
+def vdot_(y, a, b):
+    t[y] = np.vdot(t[a], b) + np.vdot(a, t[b])
+
+
+@adjoint(np.inner, "np.inner")
+def inner(y, a, b):
+    d[a] = inner_vjp_a(d[y], a, b)
+    d[b] = inner_vjp_b(d[y], a, b)
+
+
+@tangent(np.inner)
+def inner_(y, a, b):
+    t[y] = np.inner(t[a], b) + np.inner(a, t[b])
+
+
+@adjoint(np.outer, "np.outer")
+def outer(y, a, b, out=None):
+    d[a] = outer_vjp_a(d[y], a, b)
+    d[b] = outer_vjp_b(d[y], a, b)
+
+
+@tangent(np.outer)
+def outer_(y, a, b, out=None):
+    t[y] = np.outer(t[a], b) + np.outer(a, t[b])
+
+
+@adjoint(np.tensordot, "np.tensordot")
+def tensordot(y, a, b, axes=2):
+    d[a] = tensordot_vjp_a(d[y], a, b, axes)
+    d[b] = tensordot_vjp_b(d[y], a, b, axes)
+
+
+@tangent(np.tensordot)
+def tensordot_(y, a, b, axes=2):
+    t[y] = np.tensordot(t[a], b, axes=axes) + np.tensordot(a, t[b], axes=axes)
+
+
+# np.einsum(subscripts, a[, b[, c]]): up to three operands (the template binds them by position).
+@adjoint(np.einsum, "np.einsum", shape_only=("subscripts",))
+def einsum(y, subscripts, a, b=None, c=None, out=None, optimize=False):
+    d[a] = einsum_vjp(d[y], subscripts, 0, a, b, c)
+    d[b] = einsum_vjp(d[y], subscripts, 1, a, b, c)
+    d[c] = einsum_vjp(d[y], subscripts, 2, a, b, c)
+
+
+@tangent(np.einsum)
+def einsum_(y, subscripts, a, b=None, c=None, out=None, optimize=False):
+    t[y] = (einsum_operands(subscripts, t[a], b, c) + einsum_operands(subscripts, a, t[b], c)
+            + einsum_operands(subscripts, a, b, t[c]))
+
+
+@adjoint(np.kron, "np.kron")
+def kron(y, a, b):
+    d[a] = kron_vjp_a(d[y], a, b)
+    d[b] = kron_vjp_b(d[y], a, b)
+
+
+@tangent(np.kron)
+def kron_(y, a, b):
+    t[y] = np.kron(t[a], b) + np.kron(a, t[b])
+
+
+@adjoint(np.cross, "np.cross")
+def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[a] = cross_vjp_a(d[y], a, b, axisa, axisb, axisc, axis)
+    d[b] = cross_vjp_b(d[y], a, b, axisa, axisb, axisc, axis)
+
+
+@tangent(np.cross)
+def cross_(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    t[y] = np.cross(t[a], b, axisa, axisb, axisc, axis) + np.cross(a, t[b], axisa, axisb, axisc, axis)
+
+
+@adjoint(np.trace, "np.trace")
+def trace(y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[a] = trace_vjp(d[y], a, offset, axis1, axis2)
+
+
+@tangent(np.trace)
+def trace_(y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    t[y] = np.trace(t[a], offset, axis1, axis2)
+
+
+@adjoint(np.diagonal, "np.diagonal")
+def diagonal(y, a, offset=0, axis1=0, axis2=1):
+    d[a] = diagonal_vjp(d[y], a, offset, axis1, axis2)
+
+
+@tangent(np.diagonal)
+def diagonal_(y, a, offset=0, axis1=0, axis2=1):
+    t[y] = np.diagonal(t[a], offset, axis1, axis2)
+
+
+@adjoint(np.diag, "np.diag")
+def diag(y, v, k=0):
+    d[v] = diag_vjp(d[y], v, k)
+
+
+@tangent(np.diag)
+def diag_(y, v, k=0):
+    t[y] = np.diag(t[v], k)
+
+
+# ----- np.linalg ----------------------------------------------------------------
+
+
+@adjoint(np.linalg.det, "np.linalg.det")
+def det(y, a):
+    d[a] = det_vjp(d[y], a, y)
+
+
+@tangent(np.linalg.det)
+def det_(y, a):
+    t[y] = y * logdet_tangent(t[a], a)
+
+
+@adjoint(np.linalg.inv, "np.linalg.inv")
+def inv(y, a):
+    d[a] = -np.matmul(np.swapaxes(y, -1, -2), np.matmul(d[y], np.swapaxes(y, -1, -2)))
+
+
+@tangent(np.linalg.inv)
+def inv_(y, a):
+    t[y] = -np.matmul(y, np.matmul(t[a], y))
+
+
+@adjoint(np.linalg.solve, "np.linalg.solve")
+def solve(y, a, b):
+    d[a] = solve_vjp_a(d[y], a, b, y)
+    d[b] = solve_vjp_b(d[y], a, b)
+
+
+@tangent(np.linalg.solve)
+def solve_(y, a, b):
+    t[y] = solve_tangent_a(t[a], a, b, y) + solve_like(a, t[b], b)
+
+
+@adjoint(np.linalg.cholesky, "np.linalg.cholesky")
+def cholesky(y, a, upper=False):
+    d[a] = cholesky_vjp(d[y], y, upper)
+
+
+@tangent(np.linalg.cholesky)
+def cholesky_(y, a, upper=False):
+    t[y] = cholesky_tangent(t[a], y, upper)
+
+
+@adjoint(np.linalg.eigvalsh, "np.linalg.eigvalsh")
+def eigvalsh(y, a, UPLO="L"):
+    d[a] = eigvalsh_vjp(d[y], a, UPLO)
+
+
+@tangent(np.linalg.eigvalsh)
+def eigvalsh_(y, a, UPLO="L"):
+    t[y] = eigvalsh_tangent(t[a], a, UPLO)
+
+
+# np.linalg.svd(a, compute_uv=False) returns the singular values: one array, fully supported.
+# With compute_uv=True it returns (u, s, vt): a tuple output (see the module docstring).
+@adjoint(np.linalg.svd, "np.linalg.svd")
+def svd(y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    d[a] = svd_vjp(d[y], a, y, full_matrices, compute_uv, hermitian)
+
+
+@tangent(np.linalg.svd)
+def svd_(y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    t[y] = svd_tangent(t[a], a, y, full_matrices, compute_uv, hermitian)
+
+
+@adjoint(np.linalg.svdvals, "np.linalg.svdvals")
+def svdvals(y, x):
+    d[x] = svdvals_vjp(d[y], x)
+
+
+@tangent(np.linalg.svdvals)
+def svdvals_(y, x):
+    t[y] = svdvals_tangent(t[x], x)
+
+
+# ----- tuple outputs (the core does not differentiate through these yet) ---------
+
+
+@adjoint(np.linalg.slogdet, "np.linalg.slogdet")
+def slogdet(y, a):
+    d[a] = slogdet_vjp(d[y], a)
+
+
+@tangent(np.linalg.slogdet)
+def slogdet_(y, a):
+    t[y] = slogdet_tangent(t[a], a, y)
+
+
+@adjoint(np.linalg.eigh, "np.linalg.eigh")
+def eigh(y, a, UPLO="L"):
+    d[a] = eigh_vjp(d[y], a, y, UPLO)
+
+
+@tangent(np.linalg.eigh)
+def eigh_(y, a, UPLO="L"):
+    t[y] = eigh_tangent(t[a], a, y, UPLO)
+
+
+@adjoint(np.linalg.qr, "np.linalg.qr")
+def qr(y, a, mode="reduced"):
+    d[a] = qr_vjp(d[y], a, y)
+
+
+@tangent(np.linalg.qr)
+def qr_(y, a, mode="reduced"):
+    t[y] = qr_tangent(t[a], a, y)
+
+
+# ----- No derivative ----------------------------------------------------------
+
+for _fn in (np.linalg.matrix_rank, np.linalg.cond):
+    nondiff(_fn, "np.linalg." + _fn.__name__)
+
+for _fn in (oh.eye_like, oh.off_diagonal_inverse, oh.diag_mask, oh.sorted_axes_pair, oh.axes_pair,
+            oh.diag_embedding, oh.tensordot_axes, oh.tensordot_vjp_plan, oh.dot_axes, oh.inner_axes,
+            oh.kron_plan, oh.einsum_plan, oh.cross_plan, oh.cross2_rotation):
+    nondiff(_fn, _fn.__name__)
+# Readable (differentiated through): the *_vjp_* / *_tangent helpers used above, einsum_operands,
+# einsum_pick, solve_like, cholesky_*, triangle_from_symmetric, symmetric_from_triangle.

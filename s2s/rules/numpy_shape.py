@@ -1,0 +1,459 @@
+"""Shape, joining, reordering and copying ops; constructors; np.array / astype.
+
+Adjoint (d[x]) and tangent (t[x]) templates side by side.  Ops that take a
+list of arrays (concatenate, stack, hstack, vstack, column_stack, np.array of
+a list) or return one (split, array_split) have templates, but the core does
+not yet differentiate through list arguments / list results: their d[arrays]
+is a list with one cotangent per element, and their t[arrays] must be the
+list of the elements' tangents.
+"""
+import builtins
+
+import numpy as np
+
+from .. import ophelpers as oh
+from .. import runtime as rt
+from .registry import adjoint, nondiff, register, tangent
+
+
+@adjoint(np.reshape, "np.reshape")
+def reshape(y, a, shape=None, order="C", newshape=None, copy=None):
+    d[a] = np.reshape(d[y], np.shape(a), order=order)
+
+
+@tangent(np.reshape)
+def reshape_(y, a, shape=None, order="C", newshape=None, copy=None):
+    t[y] = np.reshape(t[a], np.shape(y), order=order)
+
+
+@adjoint(np.ravel, "np.ravel")
+def ravel(y, a, order="C"):
+    d[a] = np.reshape(d[y], np.shape(a), order=order)
+
+
+@tangent(np.ravel)
+def ravel_(y, a, order="C"):
+    t[y] = np.ravel(t[a], order=order)
+
+
+@adjoint(np.transpose, "np.transpose")
+def transpose(y, a, axes=None):
+    d[a] = np.transpose(d[y], inverse_axes(axes))
+
+
+@tangent(np.transpose)
+def transpose_(y, a, axes=None):
+    t[y] = np.transpose(t[a], axes)
+
+
+@adjoint(np.swapaxes, "np.swapaxes")
+def swapaxes(y, a, axis1, axis2):
+    d[a] = np.swapaxes(d[y], axis1, axis2)
+
+
+@tangent(np.swapaxes)
+def swapaxes_(y, a, axis1, axis2):
+    t[y] = np.swapaxes(t[a], axis1, axis2)
+
+
+@adjoint(np.moveaxis, "np.moveaxis")
+def moveaxis(y, a, source, destination):
+    d[a] = np.moveaxis(d[y], destination, source)
+
+
+@tangent(np.moveaxis)
+def moveaxis_(y, a, source, destination):
+    t[y] = np.moveaxis(t[a], source, destination)
+
+
+@adjoint(np.expand_dims, "np.expand_dims")
+def expand_dims(y, a, axis):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@tangent(np.expand_dims)
+def expand_dims_(y, a, axis):
+    t[y] = np.expand_dims(t[a], axis)
+
+
+@adjoint(np.squeeze, "np.squeeze")
+def squeeze(y, a, axis=None):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@tangent(np.squeeze)
+def squeeze_(y, a, axis=None):
+    t[y] = np.squeeze(t[a], axis)
+
+
+@adjoint(np.broadcast_to, "np.broadcast_to")
+def broadcast_to(y, array, shape, subok=False):
+    d[array] = unbroadcast(d[y], array)
+
+
+@tangent(np.broadcast_to)
+def broadcast_to_(y, array, shape, subok=False):
+    t[y] = np.broadcast_to(t[array], shape)
+
+
+# np.atleast_Nd(a) of ONE array (several arrays return a tuple: refused by the signature).
+@adjoint(np.atleast_1d, "np.atleast_1d")
+def atleast_1d(y, a):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@tangent(np.atleast_1d)
+def atleast_1d_(y, a):
+    t[y] = np.atleast_1d(t[a])
+
+
+@adjoint(np.atleast_2d, "np.atleast_2d")
+def atleast_2d(y, a):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@tangent(np.atleast_2d)
+def atleast_2d_(y, a):
+    t[y] = np.atleast_2d(t[a])
+
+
+@adjoint(np.atleast_3d, "np.atleast_3d")
+def atleast_3d(y, a):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@tangent(np.atleast_3d)
+def atleast_3d_(y, a):
+    t[y] = np.atleast_3d(t[a])
+
+
+@adjoint(np.tile, "np.tile", shape_only=("reps",))
+def tile(y, A, reps):
+    d[A] = tile_vjp(d[y], A, reps)
+
+
+@tangent(np.tile)
+def tile_(y, A, reps):
+    t[y] = np.tile(t[A], reps)
+
+
+@adjoint(np.repeat, "np.repeat", shape_only=("repeats",))
+def repeat(y, a, repeats, axis=None):
+    d[a] = repeat_vjp(d[y], a, repeats, axis)
+
+
+@tangent(np.repeat)
+def repeat_(y, a, repeats, axis=None):
+    t[y] = np.repeat(t[a], repeats, axis)
+
+
+# repeat_vjp (a segment sum) is linear in g; its adjoint is np.repeat again.
+@adjoint(oh.repeat_vjp, "repeat_vjp", shape_only=("a", "repeats"))
+def repeat_vjp(y, g, a, repeats, axis=None):
+    d[g] = np.repeat(d[y], repeats, axis)
+
+
+@tangent(oh.repeat_vjp)
+def repeat_vjp_(y, g, a, repeats, axis=None):
+    t[y] = repeat_vjp(t[g], a, repeats, axis)
+
+
+@adjoint(np.flip, "np.flip")
+def flip(y, m, axis=None):
+    d[m] = np.flip(d[y], axis)
+
+
+@tangent(np.flip)
+def flip_(y, m, axis=None):
+    t[y] = np.flip(t[m], axis)
+
+
+@adjoint(np.fliplr, "np.fliplr")
+def fliplr(y, m):
+    d[m] = np.fliplr(d[y])
+
+
+@tangent(np.fliplr)
+def fliplr_(y, m):
+    t[y] = np.fliplr(t[m])
+
+
+@adjoint(np.flipud, "np.flipud")
+def flipud(y, m):
+    d[m] = np.flipud(d[y])
+
+
+@tangent(np.flipud)
+def flipud_(y, m):
+    t[y] = np.flipud(t[m])
+
+
+@adjoint(np.roll, "np.roll", shape_only=("shift",))
+def roll(y, a, shift, axis=None):
+    d[a] = np.roll(d[y], negated(shift), axis)
+
+
+@tangent(np.roll)
+def roll_(y, a, shift, axis=None):
+    t[y] = np.roll(t[a], shift, axis)
+
+
+@adjoint(np.rot90, "np.rot90", shape_only=("k",))
+def rot90(y, m, k=1, axes=(0, 1)):
+    d[m] = np.rot90(d[y], negated(k), axes)
+
+
+@tangent(np.rot90)
+def rot90_(y, m, k=1, axes=(0, 1)):
+    t[y] = np.rot90(t[m], k, axes)
+
+
+@adjoint(np.tril, "np.tril", shape_only=("k",))
+def tril(y, m, k=0):
+    d[m] = np.tril(d[y], k)
+
+
+@tangent(np.tril)
+def tril_(y, m, k=0):
+    t[y] = np.tril(t[m], k)
+
+
+@adjoint(np.triu, "np.triu", shape_only=("k",))
+def triu(y, m, k=0):
+    d[m] = np.triu(d[y], k)
+
+
+@tangent(np.triu)
+def triu_(y, m, k=0):
+    t[y] = np.triu(t[m], k)
+
+
+@adjoint(np.pad, "np.pad", shape_only=("pad_width",))
+def pad(y, array, pad_width, mode="constant", constant_values=0):
+    d[array] = pad_vjp(d[y], array, pad_width, mode)
+    d[constant_values] = pad_value_vjp(d[y], array, pad_width)
+
+
+@tangent(np.pad)
+def pad_(y, array, pad_width, mode="constant", constant_values=0):
+    t[y] = np.pad(t[array], pad_width, mode=mode) + pad_value_tangent(t[constant_values], array, pad_width)
+
+
+# pad_vjp (scatter-add through pad's index map) is linear in g; its adjoint is np.pad again.
+@adjoint(oh.pad_vjp, "pad_vjp", shape_only=("array", "pad_width"))
+def pad_vjp(y, g, array, pad_width, mode="constant"):
+    d[g] = np.pad(d[y], pad_width, mode=mode)
+
+
+@tangent(oh.pad_vjp)
+def pad_vjp_(y, g, array, pad_width, mode="constant"):
+    t[y] = pad_vjp(t[g], array, pad_width, mode)
+
+
+@adjoint(np.sort, "np.sort")
+def sort(y, a, axis=-1, kind=None, order=None, stable=None):
+    d[a] = sort_vjp(d[y], a, axis)
+
+
+@tangent(np.sort)
+def sort_(y, a, axis=-1, kind=None, order=None, stable=None):
+    t[y] = sort_tangent(t[a], a, axis)
+
+
+@adjoint(np.diff, "np.diff", shape_only=("n",))
+def diff(y, a, n=1, axis=-1, prepend=None, append=None):
+    d[a] = diff_vjp(d[y], a, n, axis, prepend, append, 1)
+    d[prepend] = diff_vjp(d[y], a, n, axis, prepend, append, 0)
+    d[append] = diff_vjp(d[y], a, n, axis, prepend, append, 2)
+
+
+@tangent(np.diff)
+def diff_(y, a, n=1, axis=-1, prepend=None, append=None):
+    t[y] = (diff_tangent(t[a], a, n, axis, prepend, append, 1)
+            + diff_tangent(t[prepend], a, n, axis, prepend, append, 0)
+            + diff_tangent(t[append], a, n, axis, prepend, append, 2))
+
+
+@adjoint(np.take, "np.take", shape_only=("indices",))
+def take(y, a, indices, axis=None, out=None, mode="raise"):
+    d[a] = take_vjp(d[y], a, indices, axis, mode)
+
+
+@tangent(np.take)
+def take_(y, a, indices, axis=None, out=None, mode="raise"):
+    t[y] = np.take(t[a], indices, axis=axis, mode=mode)
+
+
+@adjoint(oh.take_vjp, "take_vjp", shape_only=("a", "indices"))
+def take_vjp(y, g, a, indices, axis=None, mode="raise"):
+    d[g] = np.take(d[y], indices, axis=axis, mode=mode)
+
+
+@tangent(oh.take_vjp)
+def take_vjp_(y, g, a, indices, axis=None, mode="raise"):
+    t[y] = take_vjp(t[g], a, indices, axis, mode)
+
+
+@adjoint(np.take_along_axis, "np.take_along_axis", shape_only=("indices",))
+def take_along_axis(y, arr, indices, axis=-1):
+    d[arr] = take_along_axis_vjp(d[y], arr, indices, axis)
+
+
+@tangent(np.take_along_axis)
+def take_along_axis_(y, arr, indices, axis=-1):
+    t[y] = np.take_along_axis(t[arr], indices, axis=axis)
+
+
+@adjoint(oh.take_along_axis_vjp, "take_along_axis_vjp", shape_only=("arr", "indices"))
+def take_along_axis_vjp(y, g, arr, indices, axis=-1):
+    d[g] = np.take_along_axis(d[y], indices, axis=axis)
+
+
+@tangent(oh.take_along_axis_vjp)
+def take_along_axis_vjp_(y, g, arr, indices, axis=-1):
+    t[y] = take_along_axis_vjp(t[g], arr, indices, axis)
+
+
+# ----- Copies and casts -------------------------------------------------------
+
+
+@adjoint(np.copy, "np.copy")
+def copy(y, a, order="K", subok=False):
+    d[a] = d[y]
+
+
+@tangent(np.copy)
+def copy_(y, a, order="K", subok=False):
+    t[y] = np.copy(t[a])
+
+
+register(np.copy, "np.copy", fresh=True)
+
+
+@adjoint(np.asarray, "np.asarray")
+def asarray(y, a, dtype=None, order=None):
+    d[a] = d[y] * float_dtype_flag(dtype)
+
+
+@tangent(np.asarray)
+def asarray_(y, a, dtype=None, order=None):
+    t[y] = np.asarray(t[a]) * float_dtype_flag(dtype)
+
+
+@adjoint(rt.astype, "astype")
+def astype(y, x, dtype):
+    d[x] = d[y] * float_dtype_flag(dtype)
+
+
+@tangent(rt.astype)
+def astype_(y, x, dtype):
+    t[y] = t[x] * float_dtype_flag(dtype)
+
+
+# np.array(x) of an array copies it; np.array([a, b, ...]) stacks a list literal: its d[object]
+# is then the list of cotangents (array_vjp), which the core does not take yet.
+@adjoint(np.array, "np.array")
+def array(y, object, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+    d[object] = array_vjp(d[y], object)
+
+
+@tangent(np.array)
+def array_(y, object, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+    t[y] = np.array(t[object], ndmin=ndmin) * float_dtype_flag(dtype)
+
+
+register(np.array, "np.array", fresh=True)
+
+
+# ----- Joining and splitting (list arguments / results) -------------------------
+
+
+@adjoint(np.concatenate, "np.concatenate")
+def concatenate(y, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    d[arrays] = concatenate_vjp(d[y], arrays, axis)
+
+
+@tangent(np.concatenate)
+def concatenate_(y, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    t[y] = np.concatenate(t[arrays], axis=axis)
+
+
+@adjoint(np.stack, "np.stack")
+def stack(y, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    d[arrays] = stack_vjp(d[y], arrays, axis)
+
+
+@tangent(np.stack)
+def stack_(y, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    t[y] = np.stack(t[arrays], axis=axis)
+
+
+@adjoint(np.hstack, "np.hstack")
+def hstack(y, tup, dtype=None, casting="same_kind"):
+    d[tup] = hstack_vjp(d[y], tup)
+
+
+@tangent(np.hstack)
+def hstack_(y, tup, dtype=None, casting="same_kind"):
+    t[y] = np.hstack(t[tup])
+
+
+@adjoint(np.vstack, "np.vstack")
+def vstack(y, tup, dtype=None, casting="same_kind"):
+    d[tup] = vstack_vjp(d[y], tup)
+
+
+@tangent(np.vstack)
+def vstack_(y, tup, dtype=None, casting="same_kind"):
+    t[y] = np.vstack(t[tup])
+
+
+@adjoint(np.column_stack, "np.column_stack")
+def column_stack(y, tup):
+    d[tup] = column_stack_vjp(d[y], tup)
+
+
+@tangent(np.column_stack)
+def column_stack_(y, tup):
+    t[y] = np.column_stack(t[tup])
+
+
+@adjoint(np.split, "np.split", shape_only=("indices_or_sections",))
+def split(y, ary, indices_or_sections, axis=0):
+    d[ary] = split_vjp(d[y], ary, indices_or_sections, axis)
+
+
+@tangent(np.split)
+def split_(y, ary, indices_or_sections, axis=0):
+    t[y] = np.split(t[ary], indices_or_sections, axis)
+
+
+@adjoint(np.array_split, "np.array_split", shape_only=("indices_or_sections",))
+def array_split(y, ary, indices_or_sections, axis=0):
+    d[ary] = split_vjp(d[y], ary, indices_or_sections, axis)
+
+
+@tangent(np.array_split)
+def array_split_(y, ary, indices_or_sections, axis=0):
+    t[y] = np.array_split(t[ary], indices_or_sections, axis)
+
+
+# ----- No derivative ----------------------------------------------------------
+
+for _fn in (np.shape, np.ndim, np.size):
+    nondiff(_fn, "np." + _fn.__name__)
+for _fn in (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+            np.full_like, np.eye, np.identity, np.arange, np.linspace, np.logspace, np.tri,
+            np.indices):
+    nondiff(_fn, "np." + _fn.__name__, fresh=True)
+for _fn in (builtins.len, builtins.range, builtins.reversed, builtins.int, builtins.bool, builtins.print,
+            builtins.isinstance):
+    nondiff(_fn, _fn.__name__)
+nondiff(builtins.slice, "slice")
+
+for _fn in (oh.negated, oh.tile_plan, oh.sort_inverse, oh.sort_order, oh.repeat_segments, oh.split_plan,
+            oh.diff_plan, oh.diff_part_shape, oh.diff_part_slice, oh.diff_part_pad, oh.pad_index_map,
+            oh.pad_border_mask):
+    nondiff(_fn, _fn.__name__)
+# pad_value_vjp / pad_value_tangent are linear in their first argument and readable.
+# Readable (differentiated through): tile_vjp sort_vjp sort_tangent diff_vjp diff_tangent.

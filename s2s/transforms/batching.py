@@ -1,0 +1,631 @@
+"""Batching (vmap): an ANF function -> ANF source that processes a batch at once.
+
+Invariant: a batched value carries the batch on axis 0 (arguments are moved
+there on entry, results moved to `out_axes` on exit).  Each variable is
+batched or not for the whole function (a flow-insensitive fixpoint); an
+unbatched value assigned to a batched variable is expanded (`bexpand`).
+
+Every operation on a batched value goes through its op's batching rule
+(`rules.batch_rules`): elementwise ops align per-example ranks (`balign`),
+reductions shift their axes (`baxis`), matmul/dot use `bmatmul`, indexing
+prepends the batch slice, shape queries answer per example.  An op without a
+rule runs in a per-example loop (`bmap`), never unbatched.  Control flow on
+batched conditions becomes both branches plus `np.where` when the branches
+only assign variables, and a masked loop for `while`; anything else makes
+the whole function a per-example loop (`per_example`), labelled as such.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import dataclasses
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..errors import UnsupportedSyntaxError
+from ..frontend.normalize import Namer, NormalizedFunction, assign, const, copy_loc, name, parse_expr
+from ..rules import lookup
+from ..rules.batch_rules import batch_kind
+from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
+
+
+class NoArrayForm(Exception):
+    """The function needs the per-example loop fallback; carries the reason."""
+
+    def __init__(self, reason: str, node=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.node = node
+
+
+@dataclasses.dataclass
+class BatchSpec:
+    in_axes: list            # per parameter: int or None
+    out_axes: Any            # int/None, or a tuple for tuple outputs
+    axis_size: int | None
+    name: str = "vmap"
+    example_fn: Any = None   # the function itself, for the per-example fallback
+
+
+def _operands(value) -> list:
+    if isinstance(value, gast.BinOp):
+        return [value.left, value.right]
+    if isinstance(value, (gast.UnaryOp,)):
+        return [value.operand]
+    if isinstance(value, gast.Compare):
+        return [value.left] + list(value.comparators)
+    if isinstance(value, gast.Call):
+        return list(value.args) + [k.value for k in value.keywords]
+    if isinstance(value, gast.Subscript):
+        return [value.value, value.slice]
+    if isinstance(value, gast.Attribute):
+        return [value.value]
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return list(value.elts)
+    return [value]
+
+
+def _names(node) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+class BatchBuilder:
+    def __init__(self, nf: NormalizedFunction, spec: BatchSpec):
+        self.nf = nf
+        self.spec = spec
+        self.src = nf.source
+        taken = set(nf.namespace) | set(dir(builtins))
+        for n in gast.walk(nf.node):
+            if isinstance(n, gast.Name):
+                taken.add(n.id)
+        self.namer = Namer(taken)
+        self.size = self.namer.fresh("batch")
+
+    def error(self, cls, msg, node, hint=None):
+        src = getattr(node, "s2s_src", None) or self.src
+        return src.error(cls, msg, node, hint)
+
+    # ----- which variables are batched ------------------------------------------
+    def analyse(self, body, params_batched: set[str]) -> set[str]:
+        batched = set(params_batched)
+        changed = True
+        while changed:
+            changed = False
+
+            def mark(v):
+                nonlocal changed
+                if v not in batched:
+                    batched.add(v)
+                    changed = True
+
+            def visit(stmts, ctx_batched: bool):
+                for s in stmts:
+                    if isinstance(s, gast.Assign):
+                        t = s.targets[0]
+                        if isinstance(t, gast.Name):
+                            if ctx_batched or self.value_batched(s.value, batched):
+                                mark(t.id)
+                        else:
+                            if ctx_batched or _names(s.value) & batched or _names(t.slice) & batched:
+                                mark(t.value.id)
+                    elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+                        fn = getattr(s.value, "s2s_fn", None)
+                        args = s.value.args
+                        if fn in (rt.push, rt.add_at) and args and isinstance(args[0], gast.Name):
+                            if ctx_batched or any(_names(a) & batched for a in args[1:]):
+                                mark(args[0].id)
+                    elif isinstance(s, gast.If):
+                        inner = ctx_batched or s.test.id in batched
+                        visit(s.body, inner)
+                        visit(s.orelse, inner)
+                    elif isinstance(s, gast.For):
+                        if _names(s.iter) & batched:
+                            raise NoArrayForm("a for loop whose range depends on the batch", s)
+                        visit(s.body, ctx_batched)
+                    elif isinstance(s, gast.While):
+                        visit(s.body, ctx_batched or s.test.id in batched)
+            visit(body, False)
+        return batched
+
+    def value_batched(self, value, batched) -> bool:
+        if isinstance(value, gast.Call):
+            fn = getattr(value, "s2s_fn", None)
+            kind = batch_kind(fn)
+            if kind in ("shape_query", "shape_fn", "seed"):
+                return False
+            if fn is rt.pop:
+                return value.args[0].id in batched
+        if isinstance(value, gast.Attribute):
+            return False
+        return bool(_names(value) & batched)
+
+    # ----- entry -----------------------------------------------------------------
+    def build(self) -> gast.FunctionDef:
+        fdef = self.nf.node
+        params = self.nf.params
+        in_axes = self.spec.in_axes
+        batched_params = {p for p, ax in zip(params, in_axes) if ax is not None}
+        body = list(fdef.body)
+        ret = body.pop()
+        try:
+            self.batched = self.analyse(body, batched_params)
+            prologue = self.prologue(params, in_axes, fdef)
+            code = self.block(body)
+            epilogue = self.epilogue(ret)
+            new_body = prologue + code + epilogue
+        except NoArrayForm as exc:
+            new_body = self.fallback(exc, params, in_axes, fdef)
+        new = gast.FunctionDef(name=self.spec.name, args=copy.deepcopy(fdef.args), body=new_body,
+                               decorator_list=[], returns=None, type_comment=None, type_params=[])
+        copy_loc(new, fdef)
+        return new
+
+    def prologue(self, params, in_axes, fdef) -> list:
+        names = gast.Tuple([const(p) for p in params], gast.Load())
+        axes = gast.Tuple([const(a) for a in in_axes], gast.Load())
+        args = gast.Tuple([name(p) for p in params], gast.Load())
+        out = [assign(self.size, _call(rt.batch_size, [args, axes, names, const(self.spec.axis_size)]))]
+        for p, ax in zip(params, in_axes):
+            if ax is not None and ax != 0:
+                out.append(assign(p, _call(rt.bmove, [name(p), const(ax)])))
+        out[0].s2s_section = "batch of examples on axis 0"
+        for s in out:
+            copy_loc(s, fdef)
+        return out
+
+    def epilogue(self, ret) -> list:
+        code: list = []
+        value = ret.value
+        out_axes = self.spec.out_axes
+
+        def finish(node, ax):
+            if isinstance(node, gast.Name) and node.id in self.batched:
+                if ax is None:
+                    raise self.error(UnsupportedSyntaxError,
+                                     "vmap: out_axes=None, but this output varies across the batch", ret,
+                                     "use out_axes=0, or return a value that does not depend on batched inputs")
+                return _call(rt.bout, [node, const(ax)]) if ax != 0 else node
+            if ax is None:
+                return node
+            return _call(rt.bexpand, [node, name(self.size)]) if ax == 0 else \
+                _call(rt.bout, [_call(rt.bexpand, [node, name(self.size)]), const(ax)])
+        if isinstance(value, gast.Tuple):
+            axes = out_axes if isinstance(out_axes, (tuple, list)) else [out_axes] * len(value.elts)
+            if len(axes) != len(value.elts):
+                raise self.error(UnsupportedSyntaxError, f"vmap: out_axes has {len(axes)} entries but the function "
+                                 f"returns {len(value.elts)} values", ret)
+            result = gast.Tuple([finish(e, a) for e, a in zip(value.elts, axes)], gast.Load())
+        else:
+            if isinstance(out_axes, (tuple, list)):
+                raise self.error(UnsupportedSyntaxError, "vmap: out_axes is a tuple but the function returns one value", ret)
+            result = finish(value, out_axes)
+        code.append(copy_loc(gast.Return(value=result), ret))
+        return code
+
+    def fallback(self, exc: NoArrayForm, params, in_axes, fdef) -> list:
+        where = ""
+        if exc.node is not None and getattr(exc.node, "lineno", None):
+            src = getattr(exc.node, "s2s_src", None) or self.src
+            where = f" (line {exc.node.lineno}: {src.line(exc.node.lineno).strip()})"
+        self.nf.namespace["example_fn"] = self.spec.example_fn
+        args = gast.Tuple([name(p) for p in params], gast.Load())
+        axes = gast.Tuple([const(a) for a in in_axes], gast.Load())
+        out_axes = self.spec.out_axes
+        out_node = gast.Tuple([const(a) for a in out_axes], gast.Load()) if isinstance(out_axes, (tuple, list)) \
+            else const(out_axes)
+        names = gast.Tuple([const(p) for p in params], gast.Load())
+        size = assign(self.size, _call(rt.batch_size, [copy.deepcopy(args), copy.deepcopy(axes), names,
+                                                       const(self.spec.axis_size)]))
+        size.s2s_section = f"per-example loop over the batch: no array form for {exc.reason}{where}"
+        call = gast.Call(func=name("per_example"), args=[name("example_fn"), args, axes, out_node, name(self.size)],
+                         keywords=[])
+        call.s2s_fn = rt.per_example
+        ret = gast.Return(value=call)
+        for s in (size, ret):
+            copy_loc(s, fdef)
+        return [size, ret]
+
+    # ----- statements -------------------------------------------------------------
+    def is_b(self, node) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.batched
+
+    def block(self, stmts: list) -> list:
+        out: list = []
+        for s in stmts:
+            code = self.stmt(s)
+            for c in code:
+                if not hasattr(c, "lineno"):
+                    copy_loc(c, s)
+            out += code
+        return out
+
+    def stmt(self, s) -> list:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            return self.assign_stmt(s)
+        if isinstance(s, gast.Assign):
+            return self.setitem(s)
+        if isinstance(s, gast.If):
+            if s.test.id in self.batched:
+                return self.batched_if(s)
+            return [copy_loc(gast.If(test=s.test, body=self.block(s.body) or [gast.Pass()],
+                                     orelse=self.block(s.orelse)), s)]
+        if isinstance(s, gast.For):
+            return [copy_loc(gast.For(target=s.target, iter=s.iter, body=self.block(s.body) or [gast.Pass()],
+                                      orelse=[], type_comment=None), s)]
+        if isinstance(s, gast.While):
+            if s.test.id in self.batched:
+                return self.batched_while(s)
+            return [copy_loc(gast.While(test=s.test, body=self.block(s.body) or [gast.Pass()], orelse=[]), s)]
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            return self.effect(s)
+        if isinstance(s, gast.Assert):
+            if _names(s.test) & self.batched:
+                return [copy_loc(gast.Assert(test=_call(np.all, [s.test]), msg=s.msg), s)]
+            return [s]
+        return [s]
+
+    def assign_stmt(self, s) -> list:
+        v = s.targets[0].id
+        code: list = []
+        value = self.batch_value(s.value, code, s)
+        if v in self.batched and not self.value_is_batched(value):
+            value = _call(rt.bexpand, [value, name(self.size)])
+        code.append(copy_loc(assign(v, value), s))
+        return code
+
+    def value_is_batched(self, value) -> bool:
+        return bool(getattr(value, "s2s_batched", False)) or (isinstance(value, gast.Name) and value.id in self.batched)
+
+    def batch_value(self, value, code: list, s):
+        """The batched form of one ANF right-hand side; marks it `s2s_batched`."""
+        ops = _operands(value)
+        if not any(_names(o) & self.batched for o in ops):
+            return value
+        out = self._batch_value(value, code, s)
+        if isinstance(out, gast.AST) and not (isinstance(out, gast.Name) and out.id not in self.batched):
+            out.s2s_batched = getattr(out, "s2s_batched", True)
+        return out
+
+    def _batch_value(self, value, code, s):
+        if isinstance(value, gast.Name):
+            return value
+        if isinstance(value, gast.Attribute):
+            x = value.value
+            if value.attr == "shape":
+                return self.unbatched(_call(rt.bshape, [x]))
+            if value.attr == "ndim":
+                return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
+            if value.attr == "size":
+                return self.unbatched(_call(rt.bsize, [x]))
+            return value   # dtype
+        if isinstance(value, gast.Subscript):
+            if _names(value.slice) & self.batched:
+                return self.per_op_loop(value, code, s)
+            base = value.value
+            return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
+        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+            fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
+                UNARY_FN.get(type(value.op)) if isinstance(value, gast.UnaryOp) else None
+            if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
+                return self.matmul(value.left, value.right)
+            return self.elementwise(value, _operands(value), code, s)
+        if isinstance(value, gast.Call):
+            fn = getattr(value, "s2s_fn", None)
+            kind = batch_kind(fn)
+            if kind == "elementwise" and not value.keywords:
+                return self.elementwise(value, list(value.args), code, s)
+            if kind == "reduce":
+                return self.reduction(value, code, s)
+            if kind == "matmul":
+                return self.matmul(value.args[0], value.args[1])
+            if kind == "shape_query":
+                return self.shape_query(value)
+            if kind == "shape_fn":
+                return self.on_first_example(value)
+            if kind == "same":      # per-example semantics unchanged on (B, ...) arrays
+                return value
+            if kind == "seed":
+                return self.unbatched(_call(rt.bseed, value.args))
+            if kind == "unbroadcast":
+                g, x = value.args
+                return _call(rt.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
+            if kind == "expand_reduced":
+                args = list(value.args) + [const(None), const(False)][len(value.args) - 2:]
+                g, x, axis, keepdims = args[:4]
+                return _call(rt.bexpand_reduced, [g, x, axis, keepdims, const(self.is_b(g)), const(self.is_b(x))])
+
+            if kind == "reduced_size":
+                x = value.args[0]
+                axis = value.args[1] if len(value.args) > 1 else const(None)
+                return self.unbatched(_call(rt.breduced_size, [x, axis, const(self.is_b(x))]))
+            if fn is rt.pop:
+                return value
+            return self.per_op_loop(value, code, s)
+        if isinstance(value, (gast.Tuple, gast.List)):
+            return value
+        return value
+
+    def unbatched(self, node):
+        node.s2s_batched = False
+        return node
+
+    def batched_index(self, index):
+        """Prepend the batch slice to an index."""
+        full = gast.Slice(None, None, None)
+        if isinstance(index, gast.Tuple):
+            return gast.Tuple([full] + list(index.elts), gast.Load())
+        return gast.Tuple([full, index], gast.Load())
+
+    def elementwise(self, value, operands, code, s):
+        peers = [o for o in operands if isinstance(o, gast.Name)]
+        mapping = {}
+        if len(peers) > 1:
+            for o in peers:
+                if o.id in self.batched and o.id not in mapping:
+                    others = [p for p in peers if p is not o and p.id != o.id]
+                    if not others:
+                        continue
+                    aligned = self.namer.fresh(o.id + "_b")
+                    code.append(copy_loc(assign(aligned, _call(rt.balign, [
+                        name(o.id), gast.Tuple([name(p.id) for p in others], gast.Load()),
+                        gast.Tuple([const(p.id in self.batched) for p in others], gast.Load())])), s))
+                    mapping[o.id] = aligned
+        new = copy.deepcopy(value)
+        for n in gast.walk(new):
+            if isinstance(n, gast.Name) and n.id in mapping:
+                n.id = mapping[n.id]
+        if hasattr(value, "s2s_fn"):
+            new.s2s_fn = value.s2s_fn
+        return new
+
+    def reduction(self, value, code, s):
+        x = value.args[0]
+        if not self.is_b(x):
+            return self.per_op_loop(value, code, s)
+        new = copy.deepcopy(value)
+        new.s2s_fn = value.s2s_fn
+        axis_kw = [k for k in new.keywords if k.arg == "axis"]
+        if len(new.args) > 1:
+            new.args[1] = self.shift_axis(new.args[1], x)
+        elif axis_kw:
+            axis_kw[0].value = self.shift_axis(axis_kw[0].value, x)
+        else:
+            new.keywords.append(gast.keyword("axis", _call(rt.baxis, [const(None), name(x.id)])))
+        if any(_names(a) & self.batched for a in new.args[1:]) or any(
+                _names(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
+            return self.per_op_loop(value, code, s)
+        return new
+
+    def shift_axis(self, axis, x):
+        if isinstance(axis, gast.Constant) and isinstance(axis.value, int) and axis.value >= 0:
+            return const(axis.value + 1)
+        return _call(rt.baxis, [axis, name(x.id)])
+
+    def matmul(self, a, b):
+        return _call(rt.bmatmul, [a, b, const(self.is_b(a)), const(self.is_b(b))])
+
+    def on_first_example(self, value):
+        """Static facts about shapes (axes, sizes) are the same for every example: read them off the first."""
+        new = copy.deepcopy(value)
+        new.s2s_fn = value.s2s_fn
+
+        def first(node):
+            if self.is_b(node):
+                return gast.Subscript(node, const(0), gast.Load())
+            if isinstance(node, (gast.Tuple, gast.List)):
+                node.elts = [first(e) for e in node.elts]
+            return node
+        new.args = [first(a) for a in new.args]
+        for k in new.keywords:
+            k.value = first(k.value)
+        return self.unbatched(new)
+
+    def shape_query(self, value):
+        fn = value.s2s_fn
+        x = value.args[0]
+        if not self.is_b(x):
+            return value
+        if fn is np.shape:
+            return self.unbatched(_call(rt.bshape, [x]))
+        if fn is np.ndim:
+            return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
+        if fn is np.size:
+            return self.unbatched(_call(rt.bsize, [x]))
+        if fn is builtins.len:
+            return self.unbatched(_call(rt.blen, [x]))
+        return value
+
+    def per_op_loop(self, value, code, s):
+        """bmap(op, args, flags, size): the op applied example by example."""
+        if isinstance(value, gast.Subscript):
+            fn_node = name("getitem_")
+            self.nf.namespace["getitem_"] = _getitem
+            args = [value.value, _index_arg(value.slice)]
+        elif isinstance(value, gast.Call):
+            fn_node = value.func
+            args = list(value.args)
+            if any(_names(k.value) & self.batched for k in value.keywords):
+                raise NoArrayForm(f"`{ast_text(value.func)}` with a batched keyword argument", s)
+        else:
+            raise NoArrayForm(f"`{type(value).__name__}`", s)
+        for a in args:
+            if isinstance(a, (gast.Tuple, gast.List)) and _names(a) & self.batched:
+                raise NoArrayForm(f"`{ast_text(fn_node)}` with a batched value inside a tuple/list argument", s)
+        kws = gast.Dict(keys=[const(k.arg) for k in getattr(value, "keywords", [])],
+                        values=[k.value for k in getattr(value, "keywords", [])])
+        flags = gast.Tuple([const(self.is_b(a)) for a in args], gast.Load())
+        return _call(rt.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
+
+    def setitem(self, s) -> list:
+        tgt = s.targets[0]
+        arr = tgt.value.id
+        if arr not in self.batched:
+            return [s]
+        if _names(tgt.slice) & self.batched:
+            raise NoArrayForm("an indexed write at a batched index", s)
+        value = s.value
+        code: list = []
+        if self.is_b(value):
+            # align v with the slot: the slot's per-example rank may exceed v's
+            pass
+        index = self.batched_index(copy.deepcopy(tgt.slice))
+        if self.is_b(value):
+            # align v with the slot: the slot's per-example rank may exceed v's
+            slot = self.namer.fresh("slot")
+            code.append(copy_loc(assign(slot, gast.Subscript(name(arr), copy.deepcopy(index), gast.Load())), s))
+            aligned = self.namer.fresh(value.id + "_b")
+            code.append(copy_loc(assign(aligned, _call(rt.balign, [value, gast.Tuple([name(slot)], gast.Load()),
+                                                                   gast.Tuple([const(True)], gast.Load())])), s))
+            value = name(aligned)
+        new = assign(gast.Subscript(name(arr), index, gast.Store()), value)
+        code.append(copy_loc(new, s))
+        return code
+
+    def effect(self, s) -> list:
+        call = s.value
+        fn = getattr(call, "s2s_fn", None)
+        if fn is rt.push:
+            st, v = call.args
+            if st.id in self.batched and not self.is_b(v):
+                value = _call(rt.bexpand, [v, name(self.size)]) if not (isinstance(v, gast.Name)) else \
+                    _call(rt.bexpand, [v, name(self.size)])
+                return [copy_loc(_expr_stmt(_call(rt.push, [st, value])), s)]
+            return [s]
+        if fn is rt.add_at:
+            arr, index, v = call.args
+            if arr.id in self.batched:
+                if _names(index) & self.batched:
+                    raise NoArrayForm("an accumulation at a batched index", s)
+                return [copy_loc(_expr_stmt(_call(rt.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
+                                                               name(self.size)])), s)]
+            return [s]
+        if any(_names(a) & self.batched for a in call.args):
+            if fn in (builtins.print,):
+                return [s]
+            raise NoArrayForm(f"a call made for its effect on batched values", s)
+        return [s]
+
+    # ----- control flow on batched conditions ----------------------------------------
+    def _pure(self, stmts) -> bool:
+        for st in _walk_stmts(stmts):
+            if isinstance(st, gast.Assign) and not isinstance(st.targets[0], gast.Name):
+                return False
+            if isinstance(st, (gast.For, gast.While, gast.Expr, gast.Assert)):
+                return False
+        return True
+
+    def batched_if(self, s) -> list:
+        if not (self._pure(s.body) and self._pure(s.orelse)):
+            raise NoArrayForm("an `if` on a batched condition whose branches do more than assign variables", s)
+        cond = s.test.id
+        code: list = []
+        results = []
+        for branch in (s.body, s.orelse):
+            renames: dict[str, str] = {}
+            stmts = copy.deepcopy(branch)
+            for st in _walk_stmts(stmts):
+                for n in gast.walk(st):
+                    if isinstance(n, gast.Name) and n.id in renames and not isinstance(n.ctx, gast.Store):
+                        n.id = renames[n.id]
+                if isinstance(st, gast.Assign):
+                    old = st.targets[0].id
+                    renames[old] = self.namer.fresh(old + "_then" if branch is s.body else old + "_else")
+                    st.targets[0].id = renames[old]
+                    self.batched.add(renames[old]) if old in self.batched else None
+            code += self.block_nested_if(stmts)
+            results.append(renames)
+        assigned = list(dict.fromkeys(list(results[0]) + list(results[1])))
+        inside = {id(n) for st in (s.body + s.orelse) for n in gast.walk(st)}
+        used_outside = {n.id for n in gast.walk(self.nf.node) if isinstance(n, gast.Name)
+                        and not isinstance(n.ctx, gast.Store) and id(n) not in inside}
+        for v in assigned:
+            if not (v in results[0] and v in results[1]) and v not in used_outside:
+                continue    # a temporary of one branch
+            a = name(results[0].get(v, v))
+            b = name(results[1].get(v, v))
+            merged = self.namer.fresh("c_b")
+            code.append(copy_loc(assign(merged, _call(rt.balign, [
+                name(cond), gast.Tuple([a, b], gast.Load()),
+                gast.Tuple([const(a.id in self.batched), const(b.id in self.batched)], gast.Load())])), s))
+            where = _call(np.where, [name(merged), a, b])
+            code.append(copy_loc(assign(v, where), s))
+        return code
+
+    def block_nested_if(self, stmts) -> list:
+        # nested ifs inside a pure branch: conditions may be batched too
+        return self.block(stmts)
+
+    def batched_while(self, s) -> list:
+        if not self._pure_loop_body(s.body):
+            raise NoArrayForm("a `while` on a batched condition whose body does more than assign variables", s)
+        cond = s.test.id
+        code: list = []
+        # Each example stops when its own condition fails; finished examples keep their values.
+        body: list = []
+        active = self.namer.fresh("running")
+        self.batched.add(active)
+        code.append(copy_loc(assign(active, name(cond)), s))
+        # Only values that live across iterations or after the loop need masking.
+        inside = {id(n) for st in s.body for n in gast.walk(st)}
+        outside = {n.id for n in gast.walk(self.nf.node) if isinstance(n, gast.Name)
+                   and not isinstance(n.ctx, gast.Store) and id(n) not in inside}
+        carried, seen_assigned = set(), set()
+        for st in s.body:
+            for n in gast.walk(st.value):
+                if isinstance(n, gast.Name) and n.id not in seen_assigned:
+                    carried.add(n.id)
+            seen_assigned.add(st.targets[0].id)
+        keep = carried | outside
+        for st in s.body:
+            if isinstance(st, gast.Assign) and st.targets[0].id == cond:
+                # the recomputed condition: keep examples that already stopped stopped
+                inner = self.block([st])
+                body += inner
+                body.append(copy_loc(assign(active, _call(np.logical_and, [name(active), name(cond)])), st))
+                continue
+            for c in self.block([st]):
+                if isinstance(c, gast.Assign) and isinstance(c.targets[0], gast.Name) and c.targets[0].id in self.batched \
+                        and c.targets[0].id in keep:
+                    v = c.targets[0].id
+                    tmp = self.namer.fresh(v + "_new")
+                    self.batched.add(tmp)
+                    c.targets[0].id = tmp
+                    body.append(c)
+                    mask = self.namer.fresh("mask")
+                    body.append(copy_loc(assign(mask, _call(rt.balign, [
+                        name(active), gast.Tuple([name(tmp)], gast.Load()), gast.Tuple([const(True)], gast.Load())])), st))
+                    body.append(copy_loc(assign(v, _call(np.where, [name(mask), name(tmp), name(v)])), st))
+                else:
+                    body.append(c)
+        anyc = self.namer.fresh("any_running")
+        code.append(copy_loc(assign(anyc, _call(np.any, [name(active)])), s))
+        body.append(copy_loc(assign(anyc, _call(np.any, [name(active)])), s))
+        code.append(copy_loc(gast.While(test=name(anyc), body=body, orelse=[]), s))
+        return code
+
+    def _pure_loop_body(self, stmts) -> bool:
+        return all(isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) for st in stmts)
+
+
+def _getitem(x, index):
+    return x[index]
+
+
+def _index_arg(index):
+    from .reverse import _index_expr
+    return _index_expr(index)
+
+
+def ast_text(node) -> str:
+    import ast as _ast
+    try:
+        return _ast.unparse(gast.gast_to_ast(node))
+    except Exception:  # pragma: no cover - only for messages
+        return "<expr>"
+
+
+def batch(nf: NormalizedFunction, spec: BatchSpec) -> gast.FunctionDef:
+    return BatchBuilder(nf, spec).build()
