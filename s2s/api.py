@@ -380,38 +380,40 @@ def _argnums_tuple(argnums):
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0):
-    """Jacobian by forward mode: shape `out.shape + in.shape` (as JAX)."""
+    """Jacobian by forward mode: shape `out.shape + in.shape` (as JAX).
+
+    One batched sweep: the generated jvp, vmapped over a basis of tangents.
+    """
     nums, is_tuple = _argnums_tuple(argnums)
 
     def jac(*args):
         results = []
         for a in nums:
-            cols = []
-            out = None
-            for e in _basis(args[a]):
-                tangents = [np.zeros_like(np.asarray(x, dtype=float)) if np.ndim(x) else 0.0 for x in args]
-                tangents[a] = e
-                out, t_out = jvp(fun, args, tangents)
-                cols.append(np.asarray(t_out))
-            stacked = np.stack(cols, axis=-1)
-            results.append(stacked.reshape(np.shape(out) + np.shape(args[a])))
+            gen = Transformed(fun, "jvp", (a,)).generated()
+            x = args[a]
+            basis = np.eye(int(np.size(x))).reshape((int(np.size(x)),) + np.shape(x))
+            axes = (None,) * len(args) + (0,)
+            out, cols = Batched(gen.fn, axes, (None, -1))(*args, basis)
+            results.append(np.reshape(cols, np.shape(out) + np.shape(x)))
         return tuple(results) if is_tuple else results[0]
     jac.__name__ = f"jacfwd_{getattr(fun, '__name__', 'f')}"
     return jac
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0):
-    """Jacobian by reverse mode: shape `out.shape + in.shape` (as JAX)."""
+    """Jacobian by reverse mode: shape `out.shape + in.shape` (as JAX).
+
+    One batched sweep: the generated vjp, vmapped over a basis of cotangents.
+    """
     nums, is_tuple = _argnums_tuple(argnums)
 
     def jac(*args):
-        out, vjp_fn = vjp(fun, *args)
-        rows: list[list] = [[] for _ in nums]
-        for e in _basis(out):
-            cts = vjp_fn(e)
-            for i, a in enumerate(nums):
-                rows[i].append(np.asarray(cts[a]))
-        results = [np.stack(r, axis=0).reshape(np.shape(out) + np.shape(args[a])) for r, a in zip(rows, nums)]
+        out = fun(*args)
+        gen = Transformed(fun, "vjp", tuple(nums)).generated()
+        size = int(np.size(out))
+        basis = np.eye(size).reshape((size,) + np.shape(out))
+        cts = Batched(gen.fn, (0,) + (None,) * len(args), 0)(basis, *args)
+        results = [np.reshape(ct, np.shape(out) + np.shape(args[a])) for ct, a in zip(cts, nums)]
         return tuple(results) if is_tuple else results[0]
     jac.__name__ = f"jacrev_{getattr(fun, '__name__', 'f')}"
     return jac

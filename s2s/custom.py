@@ -89,8 +89,9 @@ class custom_vjp(_CustomBase):
         _, residuals = self.fwd(*args)
         cts = self.bwd(residuals, g)
         if not isinstance(cts, tuple) or len(cts) != len(args):
-            raise TypeError(f"the bwd rule of {self.__name__} must return a tuple of {len(args)} cotangents, "
-                            f"got {type(cts).__name__}")
+            got = f"a tuple of {len(cts)}" if isinstance(cts, tuple) else type(cts).__name__
+            raise TypeError(f"the bwd rule of {self.__name__} must return a tuple of {len(args)} cotangents "
+                            f"(one per argument), got {got}")
         return cts
 
 

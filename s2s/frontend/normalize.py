@@ -336,6 +336,9 @@ class Normalizer:
             if isinstance(simple, gast.Name) and simple.id in self.aggregates:
                 self.bind_value(var, self.aggregate_or_name(simple.id), out, s)
                 return
+            if isinstance(simple, (gast.Tuple, gast.List)):
+                self.bind_value(var, simple, out, s)
+                return
             if var in names_in(simple) and not is_atom(simple):
                 tmp = self.namer.temp()
                 out.append(assign(tmp, simple, s))
@@ -750,6 +753,9 @@ class Normalizer:
         if is_atom(simple):
             return simple
         tmp = self.namer.temp()
+        if isinstance(simple, (gast.Tuple, gast.List)):   # an element that is itself a container
+            self.bind_value(tmp, simple, out, node)
+            return name(tmp)
         out.append(assign(tmp, simple, node))
         return name(tmp)
 
@@ -936,7 +942,7 @@ class Normalizer:
             pass
         raise self.error(
             NoRuleError, f"s2s has no derivative rule for `{_dotted(func)}` ({_describe(obj)}) and cannot read its source",
-            node, "register one with @s2s.custom_vjp / s2s.defvjp, or rewrite it with NumPy operations s2s knows")
+            node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
 
     def call_rule(self, fn, args: list, node, kws: dict | None = None) -> gast.Call:
         rule = lookup(fn)
@@ -1033,7 +1039,7 @@ class Normalizer:
             return name("np")
         if isinstance(obj, types.ModuleType):
             raise self.error(UnsupportedSyntaxError, f"cannot use the module `{preferred}` as a value", node)
-        if callable(obj) and not isinstance(obj, (np.ndarray, np.generic, type)):
+        if callable(obj) and not isinstance(obj, (np.ndarray, np.generic, type)) and lookup(obj) is None:
             raise self.error(UnsupportedSyntaxError, f"s2s cannot use the function `{preferred}` as a value", node,
                              "call it directly")
         if isinstance(obj, type) and obj in (float, int, bool, complex):

@@ -83,6 +83,7 @@ class BatchBuilder:
                 taken.add(n.id)
         self.namer = Namer(taken)
         self.size = self.namer.fresh("batch")
+        self.stacks: set[str] = set()    # tapes: containers of (batched) values, never expanded
 
     def error(self, cls, msg, node, hint=None):
         src = getattr(node, "s2s_src", None) or self.src
@@ -271,7 +272,12 @@ class BatchBuilder:
         v = s.targets[0].id
         code: list = []
         value = self.batch_value(s.value, code, s)
-        if v in self.batched and not self.value_is_batched(value):
+        is_stack = getattr(s.value, "s2s_fn", None) is rt.stack or (
+            getattr(s.value, "s2s_fn", None) is rt.zeros_like and s.value.args and
+            isinstance(s.value.args[0], gast.Name) and s.value.args[0].id in self.stacks)
+        if is_stack:
+            self.stacks.add(v)
+        if v in self.batched and not self.value_is_batched(value) and not is_stack:
             value = _call(rt.bexpand, [value, name(self.size)])
         code.append(copy_loc(assign(v, value), s))
         return code

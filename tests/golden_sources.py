@@ -1,0 +1,32 @@
+"""Small functions whose generated source is pinned by tests/test_golden.py.
+
+Editing a function here changes its expected output: regenerate with
+`python -m pytest tests/test_golden.py --update-golden` and review the diff.
+"""
+import numpy as np
+
+
+def elementwise_sum(x, y):
+    """An elementwise expression with broadcasting and a reduction."""
+    z = np.sin(x) * y + np.exp(-x)
+    return np.sum(z * z)
+
+
+def loop_with_branch(x, n):
+    """A loop with an `if`: the tape records the branch taken in each iteration."""
+    acc = 0.0
+    for i in range(n):
+        if acc < 1.0:
+            acc = acc + np.tanh(x * i)
+        else:
+            acc = acc * 0.5
+    return acc
+
+
+def indexed_write(x):
+    """An in-place fill `y[i] = ...` that reads the previous element."""
+    y = np.zeros(x.shape[0])
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * np.cos(x[i])
+    return np.sum(y)
