@@ -15,15 +15,8 @@ _EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(
               id(print)}
 
 
-def _reads(stmts, out: set[str]) -> None:
-    for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store):
-                out.add(n.id)
-            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
-                for m in gast.walk(n):
-                    if isinstance(m, gast.Name):
-                        out.add(m.id)
+def _names(node) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
 def _pure(value) -> bool:
@@ -35,17 +28,65 @@ def _pure(value) -> bool:
     return True
 
 
-def _sweep(stmts: list, read: set[str]) -> tuple[list, bool]:
+def _live_names(body: list) -> set[str]:
+    """Mark and sweep: names read by statements that matter (returns, effects, control
+    flow, and assignments/writes to names that are themselves live)."""
+    live: set[str] = set()
+    stmts = list(_all_stmts(body))
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            reads: set[str] = set()
+            if isinstance(s, gast.Assign):
+                tgt = s.targets[0]
+                if isinstance(tgt, gast.Name):
+                    if tgt.id in live or not _pure(s.value):
+                        reads = _names(s.value)
+                else:   # y[i] = v matters if y does
+                    if tgt.value.id in live:
+                        reads = _names(s.value) | _names(tgt.slice)
+            elif isinstance(s, gast.Expr):
+                call = s.value
+                fn = getattr(call, "s2s_fn", None)
+                if fn is rt.add_at and call.args and isinstance(call.args[0], gast.Name):
+                    if call.args[0].id in live:
+                        reads = _names(call)
+                else:
+                    reads = _names(call)
+            elif isinstance(s, gast.If):
+                reads = _names(s.test)
+            elif isinstance(s, gast.While):
+                reads = _names(s.test)
+            elif isinstance(s, gast.For):
+                reads = _names(s.iter)
+            elif isinstance(s, (gast.Return, gast.Assert)):
+                reads = _names(s)
+            new = reads - live
+            if new:
+                live |= new
+                changed = True
+    return live
+
+
+def _sweep(stmts: list, live: set[str]) -> tuple[list, bool]:
     out, changed = [], False
     for s in stmts:
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                and s.targets[0].id not in read and _pure(s.value):
+        if isinstance(s, gast.Assign):
+            tgt = s.targets[0]
+            dead_name = isinstance(tgt, gast.Name) and tgt.id not in live and _pure(s.value)
+            dead_write = isinstance(tgt, gast.Subscript) and tgt.value.id not in live and _pure(s.value)
+            if dead_name or dead_write:
+                changed = True
+                continue
+        if isinstance(s, gast.Expr) and getattr(s.value, "s2s_fn", None) is rt.add_at \
+                and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id not in live:
             changed = True
             continue
         for field in ("body", "orelse"):
             sub = getattr(s, field, None)
             if isinstance(sub, list) and sub and isinstance(s, (gast.If, gast.For, gast.While)):
-                new, c = _sweep(sub, read)
+                new, c = _sweep(sub, live)
                 changed |= c
                 setattr(s, field, new or ([gast.Pass()] if field == "body" else []))
         out.append(s)
@@ -54,9 +95,7 @@ def _sweep(stmts: list, read: set[str]) -> tuple[list, bool]:
 
 def dead_code(fdef: gast.FunctionDef) -> gast.FunctionDef:
     while True:
-        read: set[str] = set()
-        _reads(fdef.body, read)
-        fdef.body, changed = _sweep(fdef.body, read)
+        fdef.body, changed = _sweep(fdef.body, _live_names(fdef.body))
         if not changed:
             return fdef
 

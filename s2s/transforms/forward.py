@@ -154,6 +154,7 @@ class ForwardBuilder:
             copy_loc(s, ret)
         result = gast.Tuple([copy.deepcopy(out_node), out_tangent], gast.Load())
         final = copy_loc(gast.Return(value=result), ret)
+        final.s2s_src = None
         args = copy.deepcopy(fdef.args)
         n_defaults = len(args.defaults)
         tangent_params = [gast.Name(self.tan(p), gast.Param(), None, None) for p in self.spec.wrt]

@@ -103,6 +103,10 @@ class ReverseBuilder:
                            and getattr(s.value, "s2s_fn", None) is rt.stack}
         self.preinit: set[str] = set()
         self.fresh_arrays = self._fresh_arrays(fdef.body)
+        self.written = {s.targets[0].value.id for s in _walk_stmts(fdef.body)
+                        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)} | {
+            s.value.args[0].id for s in _walk_stmts(fdef.body)
+            if isinstance(s, gast.Expr) and getattr(s.value, "s2s_fn", None) is rt.add_at}
 
     # ----- helpers ----------------------------------------------------------
     def error(self, cls, msg, node, hint=None):
@@ -232,10 +236,10 @@ class ReverseBuilder:
         snap: dict[str, str] = {}
         for node in returned:
             for n in gast.walk(node):
-                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.fresh_arrays) and n.id not in snap:
+                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.written) and n.id not in snap:
                     snap[n.id] = self.namer.fresh(n.id + "_value")
         if snap:
-            seed_stmts[:0] = [copy_loc(assign(new, _call(np.copy, [name(old)]) if old in self.fresh_arrays
+            seed_stmts[:0] = [copy_loc(assign(new, _call(np.copy, [name(old)]) if old in self.written
                                               else name(old)), ret) for old, new in snap.items()]
             out_node, aux_node = (_rename(n, snap) for n in (out_node, aux_node))
         # Gradients of the inputs.
@@ -271,6 +275,7 @@ class ReverseBuilder:
             value = gast.Tuple([out_node, aux_node], gast.Load()) if self.spec.has_aux else out_node
             result = gast.Tuple([copy.deepcopy(value), grad_value], gast.Load())
         final = copy_loc(gast.Return(value=result), ret)
+        final.s2s_src = None
         for s in fwd[:1]:
             s.s2s_section = "forward sweep"
         first_bwd = ([s for s in seed_stmts if not isinstance(s.targets[0] if isinstance(s, gast.Assign) else None,
@@ -611,6 +616,7 @@ class ReverseBuilder:
         """Reverse a loop body at a fixpoint of the adjoint states at its start."""
         defined = s.s2s_defined_before
         start = dict(state)
+        promote: set[str] = set()   # made OWNED once before the loop, not copied every iteration
         for _ in range(20):
             snapshot = (copy.deepcopy(self.namer.__dict__), dict(self.adj_names))
             body_state = dict(start)
@@ -624,6 +630,9 @@ class ReverseBuilder:
                     new_start[k] = _join(self._materialize_kind(k, defined), b)
                 elif b == ZERO:    # zeros materialized at the end of the body
                     new_start[k] = _join(a, self._materialize_kind(k, defined))
+                elif a in (SHARED, MAYBE) and b == OWNED and k not in self.stack_vars:
+                    promote.add(k)
+                    new_start[k] = OWNED
                 else:
                     new_start[k] = _join(a, b)
             if new_start == start:
@@ -632,6 +641,11 @@ class ReverseBuilder:
             self.namer.__dict__.update(snapshot[0])
             self.adj_names = snapshot[1]
         pre: list = []
+        for k in sorted(promote):
+            if state.get(k, ZERO) in (SHARED, MAYBE):
+                self.ensure_owned(k, dict(state), pre)
+        for c in pre:
+            copy_loc(c, s)
         for k, v in start.items():
             if v != ZERO and state.get(k, ZERO) == ZERO:
                 pre.append(copy_loc(self.materialize(k, defined)[0], s))
