@@ -241,9 +241,12 @@ def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
     key = (fn, treedefs)
     if key in _WRAPPERS:
         return _WRAPPERS[key]
-    names = [p.name for p in inspect.signature(fn).parameters.values()][:len(treedefs)]
+    sig_fn = fn
+    while isinstance(sig_fn, Transformed):   # grad(f) takes f's arguments
+        sig_fn = sig_fn.fun
+    names = [p.name for p in inspect.signature(sig_fn).parameters.values()][:len(treedefs)]
     ns: dict[str, Any] = {"record": __import__("s2s.runtime", fromlist=["record"]).record}
-    fbind = f"{fn.__name__}_user" if fn.__name__.isidentifier() else "user_fn"
+    fbind = f"{fn.__name__}_user" if getattr(fn, "__name__", "").isidentifier() else "user_fn"
     ns[fbind] = fn
     params: list[str] = []
     lines: list[str] = []
@@ -273,7 +276,7 @@ def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
             params.append(nm)
         else:
             lines.append(f"    {nm} = {literal(td, nm, [0])}")
-    fname = f"{fn.__name__}_flat" if fn.__name__.isidentifier() else "flat_fn"
+    fname = f"{fn.__name__}_flat" if getattr(fn, "__name__", "").isidentifier() else "flat_fn"
     source = f"def {fname}({', '.join(params)}):\n" + "\n".join(lines) + \
         f"\n    return {fbind}({', '.join(names)})\n"
     path = emit.write_module(source, fname)
@@ -484,8 +487,33 @@ class Batched:
     def __call__(self, *args):
         if isinstance(self.fun, Batched):
             return self._nested(args)
+        if any(not pytree.is_leaf(pytree.tree_flatten(a)[1]) for a in args):
+            return self._call_tree(args)
         gen = self.generated_for(len(args))
         return gen.fn(*args)
+
+    def _call_tree(self, args):
+        """Pytree arguments: vmap a generated wrapper over their leaves (in_axes may be pytrees too)."""
+        ax = self.in_axes
+        specs = list(ax) if isinstance(ax, (list, tuple)) else [ax] * len(args)
+        if len(specs) != len(args):
+            raise ArgumentError(f"vmap: in_axes has {len(specs)} entries but the function was called with "
+                                f"{len(args)} arguments")
+        treedefs, flat, axes = [], [], []
+        for i, (a, spec) in enumerate(zip(args, specs)):
+            leaves, td = pytree.tree_flatten(a)
+            if pytree.is_leaf(td):
+                treedefs.append(None)
+                flat.append(a)
+                axes.append(spec)
+                continue
+            treedefs.append(td)
+            flat += leaves
+            axes += _leaf_axes(spec, td, i)
+        fun = self.fun
+        wrapper = _flat_wrapper(fun, tuple(treedefs)) if isinstance(fun, Transformed) else \
+            _flat_wrapper(source_function(fun), tuple(treedefs))
+        return Batched(wrapper, tuple(axes), self.out_axes, self.axis_size)(*flat)
 
     def _nested(self, args):
         """vmap(vmap(f)): one batch of Bo*Bi examples, reshaped back (a matrix of examples)."""
@@ -554,3 +582,24 @@ def vmap(fun: Callable | None = None, in_axes=0, out_axes=0, axis_size: int | No
     if fun is None:
         return lambda f: Batched(f, in_axes, out_axes, axis_size)
     return Batched(fun, in_axes, out_axes, axis_size)
+
+
+def _leaf_axes(spec, td, position) -> list:
+    """in_axes for each leaf of one argument: an int/None for all, or a matching pytree of them."""
+    if spec is None or isinstance(spec, numbers.Integral):
+        return [spec] * pytree.count_leaves(td)
+    kind = td[0]
+    if kind == "leaf":
+        raise ArgumentError(f"vmap: in_axes for argument {position} has more structure than the argument")
+    if kind == "none":
+        return []
+    if kind == "dict":
+        if not isinstance(spec, dict) or sorted(spec) != list(td[1]):
+            raise ArgumentError(f"vmap: in_axes for argument {position} must be an int, None or a dict with keys "
+                                f"{list(td[1])}")
+        return [a for k, c in zip(td[1], td[2]) for a in _leaf_axes(spec[k], c, position)]
+    children = td[3] if kind == "record" else td[2]
+    values = list(spec) if isinstance(spec, (tuple, list)) else None
+    if values is None or len(values) != len(children):
+        raise ArgumentError(f"vmap: in_axes for argument {position} does not match its structure")
+    return [a for v, c in zip(values, children) for a in _leaf_axes(v, c, position)]

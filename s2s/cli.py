@@ -1,6 +1,7 @@
 """The `s2s` command line.
 
-    s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad] [--argnums 0,1] [--has-aux]
+    s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad|jvp|vmap] [--argnums 0,1] [--has-aux]
+                                  [--in-axes 0,None] [--out-axes 0]
     s2s --version
 
 `show` imports the file as a module (with the file's directory first on
@@ -23,7 +24,7 @@ import sys
 import traceback
 from typing import Callable, Sequence
 
-TRANSFORMS = ("grad", "value_and_grad", "vjp")
+TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap")
 
 
 class UsageError(Exception):
@@ -74,6 +75,10 @@ def _build_parser() -> _Parser:
                            "(default: 0; vjp always takes every argument)")
     show.add_argument("--has-aux", action="store_true",
                       help="the function returns (value, aux)")
+    show.add_argument("--in-axes", default="0", type=_parse_axes,
+                      help="vmap: batch axis of each argument, e.g. 0,None (default: 0 for all)")
+    show.add_argument("--out-axes", default="0", type=_parse_axes,
+                      help="vmap: batch axis of the result (default: 0)")
     return parser
 
 
@@ -150,9 +155,21 @@ def _origin(fn: Callable, path: str) -> str:
     return f"{_display_path(code.co_filename)}:{code.co_firstlineno}"
 
 
-def _header(transform: str, func: str, fn: Callable, path: str, argnums, has_aux: bool) -> str:
+def _parse_axes(text: str):
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        axes = tuple(None if p == "None" else int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid axes {text!r}: give ints or None, comma-separated (0,None)")
+    return axes if len(axes) > 1 or text.endswith(",") else axes[0]
+
+
+def _header(transform: str, func: str, fn: Callable, path: str, argnums, has_aux: bool,
+            in_axes=0, out_axes=0) -> str:
     options = []
-    if transform != "vjp" and argnums != 0:
+    if transform == "vmap":
+        options.append(f"in_axes={in_axes!r}, out_axes={out_axes!r}")
+    elif transform not in ("vjp", "jvp") and argnums != 0:
         options.append(f"argnums={argnums!r}")
     if has_aux:
         options.append("has_aux=True")
@@ -167,7 +184,8 @@ def show(args: argparse.Namespace) -> int:
     path, func = _split_target(args.target)
     fn = load_function(path, func)
     try:
-        text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux)
+        text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux,
+                        in_axes=args.in_axes, out_axes=args.out_axes)
     except ArgumentError as exc:          # argnums out of range and the like: a usage error
         raise UsageError(f"s2s show: error: {exc}") from None
     except S2SError as exc:
@@ -175,7 +193,7 @@ def show(args: argparse.Namespace) -> int:
               file=sys.stderr)
         print(str(exc), file=sys.stderr)
         return 1
-    print(_header(args.transform, func, fn, path, args.argnums, args.has_aux))
+    print(_header(args.transform, func, fn, path, args.argnums, args.has_aux, args.in_axes, args.out_axes))
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 

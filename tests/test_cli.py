@@ -126,8 +126,17 @@ def test_target_without_function(capsys):
 
 
 def test_bad_transform(capsys):
-    code, out, err = run(capsys, "show", TARGET, "--transform", "jvp")
-    _assert_usage_error(code, out, err, "jvp")
+    code, out, err = run(capsys, "show", TARGET, "--transform", "hessian_of_nothing")
+    _assert_usage_error(code, out, err, "hessian_of_nothing")
+
+
+def test_show_vmap_with_in_axes(capsys):
+    code, out, err = run(capsys, "show", "benchmarks/cases.py:logistic_loss", "--transform", "vmap",
+                         "--in-axes", "None,0,0")
+    assert code == 0, err
+    assert "in_axes=(None, 0, 0)" in out
+    assert "def logistic_loss_vmap(w, x, y):" in out
+    assert "bmatmul(x, w, True, False)" in out
 
 
 @pytest.mark.parametrize("argnums", ["x", "0,a", ""])

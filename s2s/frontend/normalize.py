@@ -929,6 +929,9 @@ class Normalizer:
             return name(tmp)
         args = [self.arg_atom(a, out) for a in node.args]
         kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
+        if type(obj).__name__ == "Transformed" and obj.transform in ("grad", "value_and_grad") and any(
+                isinstance(a, (gast.Tuple, gast.List)) for a in args):
+            return self.inline_tree_transform(obj, args, kws, node, out)
         if hasattr(obj, "_s2s_inline_source") or type(obj).__name__ == "Transformed" and hasattr(obj, "generated"):
             # a function transformed by s2s, called from code s2s transforms: use its generated source
             fn = obj._s2s_inline_source(len(args)) if hasattr(obj, "_s2s_inline_source") else obj.generated().fn
@@ -943,6 +946,69 @@ class Normalizer:
         raise self.error(
             NoRuleError, f"s2s has no derivative rule for `{_dotted(func)}` ({_describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
+
+    def treedef_of(self, node):
+        """The pytree structure of a container literal (as s2s.pytree builds it), and its leaves."""
+        if not isinstance(node, (gast.Tuple, gast.List)):
+            return ("leaf",), [node]
+        kind, keys, cls = getattr(node, "s2s_meta", None) or (
+            "list" if isinstance(node, gast.List) else "tuple", None, None)
+        parts = [self.treedef_of(e) for e in node.elts]
+        if kind == "dict":
+            order = sorted(range(len(keys)), key=lambda i: keys[i])
+            parts = [parts[i] for i in order]
+            td = ("dict", tuple(keys[i] for i in order), tuple(p[0] for p in parts))
+        elif kind == "record":
+            td = ("record", self.ns.get(cls, self.frame.parsed.namespace.get(cls)), tuple(keys),
+                  tuple(p[0] for p in parts))
+        else:
+            td = (kind, None, tuple(p[0] for p in parts))
+        return td, [leaf for p in parts for leaf in p[1]]
+
+    def build_tree(self, td, leaves: list):
+        """A container literal of the given structure over `leaves` (consumed in order)."""
+        kind = td[0]
+        if kind == "leaf":
+            return leaves.pop(0)
+        if kind == "none":
+            return const(None)
+        if kind == "dict":
+            return _literal([self.build_tree(c, leaves) for c in td[2]], ("dict", td[1], None))
+        if kind == "record":
+            cls_name = self.global_ref(td[1].__name__, td[1], None).id
+            return _literal([self.build_tree(c, leaves) for c in td[3]], ("record", td[2], cls_name))
+        return _literal([self.build_tree(c, leaves) for c in td[2]], (kind, None, None))
+
+    def inline_tree_transform(self, obj, args, kws, node, out):
+        """grad(f)(params_tree, x) inside transformed code: differentiate f's flat wrapper, regroup."""
+        from .. import api
+        if kws:
+            raise self.error(UnsupportedSyntaxError, "pass pytree arguments to a transformed function positionally", node)
+        treedefs, flat, positions = [], [], []
+        for a in args:
+            td, leaves = self.treedef_of(a)
+            positions.append(list(range(len(flat), len(flat) + len(leaves))))
+            flat += leaves
+            treedefs.append(td if td != ("leaf",) else None)
+        wrapper = api._flat_wrapper(api.source_function(obj.fun), tuple(treedefs))
+        leaf_nums = tuple(i for a in obj.argnums for i in positions[a])
+        inner = api.Transformed(wrapper, obj.transform, leaf_nums, obj.has_aux)
+        result = self.inline(inner.generated().fn, flat, {}, node, out)
+        res = self.aggregate_or_name(result.id)
+
+        def regroup(grads_node):
+            leaves = list(grads_node.elts) if isinstance(grads_node, (gast.Tuple, gast.List)) else [grads_node]
+            groups = [self.build_tree(treedefs[a] or ("leaf",), leaves) for a in obj.argnums]
+            return _literal(groups, ("tuple", None, None)) if obj.tuple_out else groups[0]
+        if obj.transform == "grad":
+            value = _literal([regroup(res.elts[0]), res.elts[1]], ("tuple", None, None)) if obj.has_aux \
+                else regroup(res)
+        else:
+            value = _literal([res.elts[0], regroup(res.elts[1])], ("tuple", None, None))
+        tmp = self.namer.temp()
+        self.bind_value(tmp, value, out, node) if isinstance(value, (gast.Tuple, gast.List)) \
+            else out.append(assign(tmp, value, node))
+        return name(tmp)
 
     def call_rule(self, fn, args: list, node, kws: dict | None = None) -> gast.Call:
         rule = lookup(fn)

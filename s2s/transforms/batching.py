@@ -183,6 +183,16 @@ class BatchBuilder:
         out_axes = self.spec.out_axes
 
         def finish(node, ax):
+            if isinstance(node, (gast.Tuple, gast.List)):
+                return type(node)([finish(e, ax) for e in node.elts], gast.Load())
+            if isinstance(node, gast.Dict):
+                return gast.Dict(keys=node.keys, values=[finish(v, ax) for v in node.values])
+            if isinstance(node, gast.Call) and getattr(node, "s2s_fn", None) is rt.build_record:
+                new = copy.deepcopy(node)
+                new.s2s_fn = rt.build_record
+                for k in new.keywords:
+                    k.value = finish(k.value, ax)
+                return new
             if isinstance(node, gast.Name) and node.id in self.batched:
                 if ax is None:
                     raise self.error(UnsupportedSyntaxError,
@@ -193,6 +203,12 @@ class BatchBuilder:
                 return node
             return _call(rt.bexpand, [node, name(self.size)]) if ax == 0 else \
                 _call(rt.bout, [_call(rt.bexpand, [node, name(self.size)]), const(ax)])
+        if isinstance(value, gast.Dict):
+            if isinstance(out_axes, (tuple, list)):
+                raise self.error(UnsupportedSyntaxError, "vmap: out_axes for a dict output must be an int or None", ret)
+            result = gast.Dict(keys=value.keys, values=[finish(v, out_axes) for v in value.values])
+            code.append(copy_loc(gast.Return(value=result), ret))
+            return code
         if isinstance(value, gast.Tuple):
             axes = out_axes if isinstance(out_axes, (tuple, list)) else [out_axes] * len(value.elts)
             if len(axes) != len(value.elts):
