@@ -384,3 +384,25 @@ def test_decorator_on_module_level_definition():
                                rtol=1e-12)
     np.testing.assert_allclose(cd.d_loop_with_branch(x),
                                s2s.grad(cd.plain_loop_with_branch)(x), rtol=1e-12)
+
+
+def _scalar_argument_cases():
+    out = []
+    for fn, factory, argnums in CASES:
+        a = argnums if isinstance(argnums, int) else argnums[0]
+        if np.ndim(factory(np.random.default_rng(1))[a]) == 0:
+            out.append(pytest.param(fn, factory, a, id=fn.__name__))
+    return out
+
+
+@pytest.mark.parametrize(("fn", "factory", "argnum"), _scalar_argument_cases())
+def test_second_derivative_of_every_scalar_argument_case(fn, factory, argnum):
+    # grad of the generated derivative works for every corpus function with a scalar argument
+    args = factory(np.random.default_rng(1))
+    first = s2s.grad(fn, argnums=argnum)
+    second = s2s.grad(first, argnums=argnum)(*args)
+    eps = 1e-5
+    hi, lo = list(args), list(args)
+    hi[argnum], lo[argnum] = args[argnum] + eps, args[argnum] - eps
+    numeric = (first(*hi) - first(*lo)) / (2 * eps)
+    assert_close(second, numeric, rtol=1e-4, atol=1e-6, what=f"second derivative of {fn.__name__}")
