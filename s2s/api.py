@@ -122,7 +122,9 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
         fdef = batch(nf, BatchSpec(in_axes=list(in_axes), out_axes=out_axes, axis_size=axis_size, name=name,
                                    example_fn=src_fn))
     else:
-        fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name))
+        tapes = dict(options).get("tapes", "single") if options else "single"
+        fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
+                                       tapes=tapes))
     fdef = cleanup.optimize(fdef)
     body = emit.to_source(fdef)
     origin = _origin(src_fn)

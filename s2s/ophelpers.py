@@ -340,6 +340,11 @@ def einsum_plan(subscripts, k, a, b=None, c=None):
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+def einsum_count(subscripts):
+    """How many operands einsum subscripts name."""
+    return subscripts.split("->")[0].count(",") + 1
+
+
 def _einsum_parse(subscripts, ndims):
     """Explicit-output einsum subscripts with '...' replaced by letters."""
     s = subscripts.replace(" ", "")
@@ -419,14 +424,11 @@ def diff_part_shape(a, axis, v):
     return tuple(shape)
 
 
-def diff_part_slice(a, axis, prepend, append, which):
-    """Index selecting part `which` (0 prepend, 1 a, 2 append) of the concatenation along axis."""
+def diff_part_range(a, axis, prepend, append, which):
+    """Positions along axis of part `which` (0 prepend, 1 a, 2 append) in np.diff's concatenation."""
     pre, n, app, ax = diff_plan(a, axis, prepend, append)
     start = (0, pre, pre + n)[which]
-    stop = start + (pre, n, app)[which]
-    idx = [slice(None)] * np.ndim(a)
-    idx[ax] = slice(start, stop)
-    return tuple(idx)
+    return np.arange(start, start + (pre, n, app)[which])
 
 
 def diff_part_pad(a, axis, prepend, append, which):
@@ -547,13 +549,15 @@ def prod_except(x, axis=None):
 
 
 def average_weights(a, weights, axis=None):
-    """The weights of np.average(a, axis, weights) broadcast to a's shape."""
+    """The weights of np.average(a, axis, weights) broadcast to a's shape (ones when weights is None)."""
     if weights is None:
         return np.ones(np.shape(a))
-    w = weights
-    if np.ndim(weights) != np.ndim(a):
-        w = np.reshape(weights, average_weight_shape(a, weights, axis))
-    return np.broadcast_to(w, np.shape(a))
+    return broadcast_weights(a, weights, axis)
+
+
+def broadcast_weights(a, weights, axis=None):
+    """Weights (not None) broadcast to a's shape, 1-d weights lying along axis."""
+    return np.broadcast_to(np.reshape(weights, average_weight_shape(a, weights, axis)), np.shape(a))
 
 
 def average_vjp_a(g, a, weights, axis=None, keepdims=False):
@@ -577,18 +581,20 @@ def average_tangent_a(ta, a, weights, axis=None, keepdims=False):
 
 def average_tangent_w(tw, a, weights, y, axis=None, keepdims=False):
     w = average_weights(a, weights, axis)
-    tw_full = average_weights(a, tw, axis)
+    tw_full = broadcast_weights(a, tw, axis)
     num = np.sum(tw_full * (a - expand_reduced(y, a, axis, keepdims)), axis=axis, keepdims=keepdims)
     return num / np.sum(w, axis=axis, keepdims=keepdims)
 
 
 def average_weight_shape(a, weights, axis):
-    """Shape putting 1-d `weights` along `axis` of a (np.average's convention)."""
+    """Shape putting `weights` against a: as is when it has a's rank, else 1-d along `axis` (np.average)."""
     nd = np.ndim(a)
+    wshape = np.shape(weights)
+    if len(wshape) == nd:
+        return tuple(wshape)
     shape = [1] * nd
     axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
     axes = [int(ax) % nd for ax in axes]
-    wshape = np.shape(weights)
     for ax, n in zip(axes, wshape):
         shape[ax] = n
     return tuple(shape)
@@ -635,17 +641,14 @@ def norm_hits(v, ye, axis, summed):
 def norm_singular_grad(x, ord, rc):  # noqa: A002
     """d/dx of the spectral (ord=2, -2) or nuclear norm over the matrix axes rc = (row, col)."""
     xm = np.moveaxis(x, rc, (-2, -1))
-    usv = np.linalg.svd(xm, full_matrices=False)
-    if ord == "nuc":
-        gm = np.matmul(usv[0], usv[2])
-    else:
-        pick = norm_singular_pick(usv[1], ord)
-        gm = np.matmul(usv[0] * np.expand_dims(pick, -2), usv[2])
-    return np.moveaxis(gm, (-2, -1), rc)
+    pick = norm_singular_pick(np.linalg.svd(xm, compute_uv=False), ord)
+    return np.moveaxis(svdvals_vjp(pick, xm), (-2, -1), rc)
 
 
 def norm_singular_pick(s, ord):  # noqa: A002
-    """One-hot of the largest (ord=2) or smallest (ord=-2) singular value."""
+    """Weights of the singular values in the norm: all ones (nuclear), one-hot largest (2) or smallest (-2)."""
+    if ord == "nuc":
+        return np.ones(np.shape(s))
     idx = 0 if ord == 2 else np.shape(s)[-1] - 1
     out = np.zeros(np.shape(s))
     out[..., idx] = 1.0
@@ -742,9 +745,10 @@ def einsum_pick(i, a, b, c):
 
 def einsum_operands(subscripts, a, b=None, c=None):
     """np.einsum(subscripts, a[, b[, c]]): the op with its optional operands left out."""
-    if b is None:
+    n = einsum_count(subscripts)
+    if n == 1:
         return np.einsum(subscripts, a)
-    if c is None:
+    if n == 2:
         return np.einsum(subscripts, a, b)
     return np.einsum(subscripts, a, b, c)
 
@@ -868,16 +872,42 @@ def symmetric_from_triangle(ta, lower=True):
 
 
 def eigvalsh_vjp(g, a, UPLO="L"):  # noqa: N803
-    """Cotangent of a in w = np.linalg.eigvalsh(a, UPLO): V diag(g) V^T on the triangle read."""
-    v = np.linalg.eigh(a, UPLO=UPLO)[1]
+    """Cotangent of a in w = np.linalg.eigvalsh(a, UPLO): V diag(g) V^T on the triangle read (ruled)."""
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
     s = np.matmul(v * np.expand_dims(g, -2), np.swapaxes(v, -1, -2))
     return triangle_from_symmetric(s, UPLO == "L")
 
 
 def eigvalsh_tangent(ta, a, UPLO="L"):  # noqa: N803
-    v = np.linalg.eigh(a, UPLO=UPLO)[1]
+    """Tangent of w = np.linalg.eigvalsh(a, UPLO) along ta: diag(V^T sym(ta) V) (ruled)."""
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
     sym = symmetric_from_triangle(ta, UPLO == "L")
     return np.sum(v * np.matmul(sym, v), axis=-2)
+
+
+def eigvalsh_vjp_tangent_a(ta, g, a, UPLO="L"):  # noqa: N803
+    """Tangent of eigvalsh_vjp(g, a, UPLO) along a's tangent ta."""
+    wv = np.linalg.eigh(a, UPLO=UPLO)
+    v = wv[1]
+    dv = eigh_tangent(ta, a, wv, UPLO)[1]
+    m = np.matmul(dv * np.expand_dims(g, -2), np.swapaxes(v, -1, -2))
+    return triangle_from_symmetric(m + np.swapaxes(m, -1, -2), UPLO == "L")
+
+
+def eigvalsh_vjp_vjp_a(h, g, a, UPLO="L"):  # noqa: N803
+    """Cotangent of a in Y = eigvalsh_vjp(g, a, UPLO) from Y's cotangent h."""
+    wv = np.linalg.eigh(a, UPLO=UPLO)
+    sym = symmetric_from_triangle(h, UPLO == "L")
+    gv = 2.0 * np.matmul(sym, wv[1]) * np.expand_dims(g, -2)
+    return eigh_vjp((np.zeros_like(wv[0]), gv), a, wv, UPLO)
+
+
+def eigvalsh_tangent_tangent_a(tb, ta, a, UPLO="L"):  # noqa: N803
+    """Tangent of diag(V^T sym(ta) V) (= eigvalsh_tangent(ta, a, UPLO)) along a's tangent tb."""
+    wv = np.linalg.eigh(a, UPLO=UPLO)
+    dv = eigh_tangent(tb, a, wv, UPLO)[1]
+    sym = symmetric_from_triangle(ta, UPLO == "L")
+    return 2.0 * np.sum(dv * np.matmul(sym, wv[1]), axis=-2)
 
 
 def eigh_vjp(g, a, y, UPLO="L"):  # noqa: N803
@@ -935,42 +965,66 @@ def qr_tangent(ta, a, y):
 
 
 def svdvals_vjp(g, a):
-    """Cotangent of a in s = np.linalg.svd(a, compute_uv=False): U diag(g) V^T."""
-    usv = np.linalg.svd(a, full_matrices=False)
-    return np.matmul(usv[0] * np.expand_dims(g, -2), usv[2])
+    """Cotangent of a in s = np.linalg.svd(a, compute_uv=False): U diag(g) V^T (ruled)."""
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return np.matmul(u * np.expand_dims(g, -2), vt)
 
 
 def svdvals_tangent(ta, a):
+    """Tangent of s = np.linalg.svd(a, compute_uv=False) along ta: diag(U^T ta V) (ruled)."""
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return np.sum(u * np.matmul(ta, np.swapaxes(vt, -1, -2)), axis=-2)
+
+
+def svdvals_tangent_tangent_a(tb, ta, a):
+    """Tangent of diag(U^T ta V) (= svdvals_tangent(ta, a)) along a's tangent tb."""
     usv = np.linalg.svd(a, full_matrices=False)
-    return np.sum(usv[0] * np.matmul(ta, np.swapaxes(usv[2], -1, -2)), axis=-2)
+    duv = svd_triple_tangent(tb, usv[0], usv[1], usv[2])
+    v = np.swapaxes(usv[2], -1, -2)
+    return np.sum(duv[0] * np.matmul(ta, v), axis=-2) + \
+        np.sum(usv[0] * np.matmul(ta, np.swapaxes(duv[2], -1, -2)), axis=-2)
+
+
+def svdvals_vjp_tangent_a(ta, g, a):
+    """Tangent of U diag(g) V^T (= svdvals_vjp(g, a)) along a's tangent ta."""
+    usv = np.linalg.svd(a, full_matrices=False)
+    duv = svd_triple_tangent(ta, usv[0], usv[1], usv[2])
+    gm = np.expand_dims(g, -2)
+    return np.matmul(duv[0] * gm, usv[2]) + np.matmul(usv[0] * gm, duv[2])
+
+
+def svdvals_vjp_vjp_a(h, g, a):
+    """Cotangent of a in Y = U diag(g) V^T (= svdvals_vjp(g, a)) from Y's cotangent h."""
+    usv = np.linalg.svd(a, full_matrices=False)
+    gu = np.matmul(h, np.swapaxes(usv[2], -1, -2)) * np.expand_dims(g, -2)
+    gvt = np.expand_dims(g, -1) * np.matmul(np.swapaxes(usv[0], -1, -2), h)
+    return svd_triple_vjp(gu, np.zeros_like(usv[1]), gvt, usv[0], usv[1], usv[2])
 
 
 def svd_vjp(g, a, y, full_matrices=True, compute_uv=True, hermitian=False):
     """Cotangent of a in y = np.linalg.svd(a, ...): singular values only, or the (u, s, vt) triple."""
     if not compute_uv:
         return svdvals_vjp(g, a)
-    return svd_triple_vjp(g, a, y)
+    return svd_triple_vjp(g[0], g[1], g[2], y[0], y[1], y[2])
 
 
 def svd_tangent(ta, a, y, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         return svdvals_tangent(ta, a)
-    return svd_triple_tangent(ta, a, y)
+    return svd_triple_tangent(ta, y[0], y[1], y[2])
 
 
-def svd_triple_vjp(g, a, y):
+def svd_triple_vjp(gu, gs, gvt, u, s, vt):
     """Cotangent of a from (du, ds, dvt) of (u, s, vt) = np.linalg.svd(a) (Townsend's formula).
 
     Uses the first k = min(m, n) singular vectors (the cotangent of any extra
     columns of a full u or vt is ignored: those columns are not unique).
     """
-    s = y[1]
     k = np.shape(s)[-1]
-    u = y[0][..., :k]
-    vt = y[2][..., :k, :]
-    gu = g[0][..., :k]
-    gvt = g[2][..., :k, :]
-    gs = g[1]
+    u = u[..., :k]
+    vt = vt[..., :k, :]
+    gu = gu[..., :k]
+    gvt = gvt[..., :k, :]
     v = np.swapaxes(vt, -1, -2)
     ut = np.swapaxes(u, -1, -2)
     eye = eye_like(np.expand_dims(s, -1) * np.expand_dims(s, -2))
@@ -978,7 +1032,7 @@ def svd_triple_vjp(g, a, y):
     utgu = np.matmul(ut, gu)
     vtgv = np.matmul(gvt, v)
     j = f * (utgu - np.swapaxes(utgu, -1, -2))
-    kk = f * (vtgv - np.swapaxes(vtgv, -1, -2))
+    kk = f * (np.swapaxes(vtgv, -1, -2) - vtgv)
     inner = j * np.expand_dims(s, -2) + np.expand_dims(gs, -1) * eye + np.expand_dims(s, -1) * kk
     out = np.matmul(u, np.matmul(inner, vt))
     sinv = 1.0 / s
@@ -987,11 +1041,8 @@ def svd_triple_vjp(g, a, y):
     return out
 
 
-def svd_triple_tangent(ta, a, y):
-    """Tangent triple (du, ds, dvt) of np.linalg.svd(a, full_matrices=False)."""
-    u = y[0]
-    s = y[1]
-    vt = y[2]
+def svd_triple_tangent(ta, u, s, vt):
+    """Tangent triple (du, ds, dvt) of np.linalg.svd(a, full_matrices=False) along ta."""
     v = np.swapaxes(vt, -1, -2)
     ut = np.swapaxes(u, -1, -2)
     dp = np.matmul(ut, np.matmul(ta, v))
@@ -1060,7 +1111,7 @@ def diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
     full = g
     for _ in range(n):
         full = -np.diff(np.pad(full, pad_width_along(full, axis, 1, 1)), axis=axis)
-    part = full[diff_part_slice(a, axis, prepend, append, which)]
+    part = np.take(full, diff_part_range(a, axis, prepend, append, which), axis=axis)
     target = a
     if which == 0:
         target = prepend

@@ -34,6 +34,18 @@ def pop(st: Stack):
     return st.pop()
 
 
+def restore(st: Stack, current):
+    """Typed tapes hold each value after its assignment: drop the newest, return the one before
+    (or `current` if there was none)."""
+    st.pop()
+    return st[-1] if len(st) else current
+
+
+def copy_value(x):
+    """A copy of an array (a view would change under later writes); scalars as they are."""
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
 # ----- zeros, seeds and shapes ---------------------------------------------
 def zeros_like(x):
     """A zero adjoint of x's shape: float 0.0 for scalars, a new array else."""

@@ -88,7 +88,7 @@ def einsum(y, subscripts, a, b=None, c=None, out=None, optimize=False):
     d[c] = einsum_vjp(d[y], subscripts, 2, a, b, c)
 
 
-@tangent(np.einsum)
+@tangent(np.einsum, shape_only=("subscripts",))
 def einsum_(y, subscripts, a, b=None, c=None, out=None, optimize=False):
     t[y] = (einsum_operands(subscripts, t[a], b, c) + einsum_operands(subscripts, a, t[b], c)
             + einsum_operands(subscripts, a, b, t[c]))
@@ -222,6 +222,52 @@ def svdvals_(y, x):
     t[y] = svdvals_tangent(t[x], x)
 
 
+# U diag(g) V^T and diag(U^T ta V) are linear in g / ta and transposes of each other.
+@adjoint(oh.svdvals_vjp, "svdvals_vjp")
+def svdvals_vjp(y, g, a):
+    d[g] = svdvals_tangent(d[y], a)
+    d[a] = svdvals_vjp_vjp_a(d[y], g, a)
+
+
+@tangent(oh.svdvals_vjp)
+def svdvals_vjp_(y, g, a):
+    t[y] = svdvals_vjp(t[g], a) + svdvals_vjp_tangent_a(t[a], g, a)
+
+
+@adjoint(oh.svdvals_tangent, "svdvals_tangent")
+def svdvals_tangent(y, ta, a):
+    d[ta] = svdvals_vjp(d[y], a)
+    d[a] = svdvals_vjp_vjp_a(ta, d[y], a)
+
+
+@tangent(oh.svdvals_tangent)
+def svdvals_tangent_(y, ta, a):
+    t[y] = svdvals_tangent(t[ta], a) + svdvals_tangent_tangent_a(t[a], ta, a)
+
+
+# V diag(g) V^T and diag(V^T sym(ta) V) (on the triangle eigvalsh reads) are transposes of each other.
+@adjoint(oh.eigvalsh_vjp, "eigvalsh_vjp")
+def eigvalsh_vjp(y, g, a, UPLO="L"):
+    d[g] = eigvalsh_tangent(d[y], a, UPLO)
+    d[a] = eigvalsh_vjp_vjp_a(d[y], g, a, UPLO)
+
+
+@tangent(oh.eigvalsh_vjp)
+def eigvalsh_vjp_(y, g, a, UPLO="L"):
+    t[y] = eigvalsh_vjp(t[g], a, UPLO) + eigvalsh_vjp_tangent_a(t[a], g, a, UPLO)
+
+
+@adjoint(oh.eigvalsh_tangent, "eigvalsh_tangent")
+def eigvalsh_tangent(y, ta, a, UPLO="L"):
+    d[ta] = eigvalsh_vjp(d[y], a, UPLO)
+    d[a] = eigvalsh_vjp_vjp_a(ta, d[y], a, UPLO)
+
+
+@tangent(oh.eigvalsh_tangent)
+def eigvalsh_tangent_(y, ta, a, UPLO="L"):
+    t[y] = eigvalsh_tangent(t[ta], a, UPLO) + eigvalsh_tangent_tangent_a(t[a], ta, a, UPLO)
+
+
 # ----- tuple outputs (the core does not differentiate through these yet) ---------
 
 
@@ -262,7 +308,7 @@ for _fn in (np.linalg.matrix_rank, np.linalg.cond):
 
 for _fn in (oh.eye_like, oh.off_diagonal_inverse, oh.diag_mask, oh.sorted_axes_pair, oh.axes_pair,
             oh.diag_embedding, oh.tensordot_axes, oh.tensordot_vjp_plan, oh.dot_axes, oh.inner_axes,
-            oh.kron_plan, oh.einsum_plan, oh.cross_plan, oh.cross2_rotation):
+            oh.kron_plan, oh.einsum_plan, oh.einsum_count, oh.cross_plan, oh.cross2_rotation):
     nondiff(_fn, _fn.__name__)
 # Readable (differentiated through): the *_vjp_* / *_tangent helpers used above, einsum_operands,
 # einsum_pick, solve_like, cholesky_*, triangle_from_symmetric, symmetric_from_triangle.

@@ -132,7 +132,7 @@ def tile(y, A, reps):
     d[A] = tile_vjp(d[y], A, reps)
 
 
-@tangent(np.tile)
+@tangent(np.tile, shape_only=("reps",))
 def tile_(y, A, reps):
     t[y] = np.tile(t[A], reps)
 
@@ -142,7 +142,7 @@ def repeat(y, a, repeats, axis=None):
     d[a] = repeat_vjp(d[y], a, repeats, axis)
 
 
-@tangent(np.repeat)
+@tangent(np.repeat, shape_only=("repeats",))
 def repeat_(y, a, repeats, axis=None):
     t[y] = np.repeat(t[a], repeats, axis)
 
@@ -153,7 +153,7 @@ def repeat_vjp(y, g, a, repeats, axis=None):
     d[g] = np.repeat(d[y], repeats, axis)
 
 
-@tangent(oh.repeat_vjp)
+@tangent(oh.repeat_vjp, shape_only=("a", "repeats"))
 def repeat_vjp_(y, g, a, repeats, axis=None):
     t[y] = repeat_vjp(t[g], a, repeats, axis)
 
@@ -193,7 +193,7 @@ def roll(y, a, shift, axis=None):
     d[a] = np.roll(d[y], negated(shift), axis)
 
 
-@tangent(np.roll)
+@tangent(np.roll, shape_only=("shift",))
 def roll_(y, a, shift, axis=None):
     t[y] = np.roll(t[a], shift, axis)
 
@@ -203,7 +203,7 @@ def rot90(y, m, k=1, axes=(0, 1)):
     d[m] = np.rot90(d[y], negated(k), axes)
 
 
-@tangent(np.rot90)
+@tangent(np.rot90, shape_only=("k",))
 def rot90_(y, m, k=1, axes=(0, 1)):
     t[y] = np.rot90(t[m], k, axes)
 
@@ -213,7 +213,7 @@ def tril(y, m, k=0):
     d[m] = np.tril(d[y], k)
 
 
-@tangent(np.tril)
+@tangent(np.tril, shape_only=("k",))
 def tril_(y, m, k=0):
     t[y] = np.tril(t[m], k)
 
@@ -223,7 +223,7 @@ def triu(y, m, k=0):
     d[m] = np.triu(d[y], k)
 
 
-@tangent(np.triu)
+@tangent(np.triu, shape_only=("k",))
 def triu_(y, m, k=0):
     t[y] = np.triu(t[m], k)
 
@@ -234,7 +234,7 @@ def pad(y, array, pad_width, mode="constant", constant_values=0):
     d[constant_values] = pad_value_vjp(d[y], array, pad_width)
 
 
-@tangent(np.pad)
+@tangent(np.pad, shape_only=("pad_width",))
 def pad_(y, array, pad_width, mode="constant", constant_values=0):
     t[y] = np.pad(t[array], pad_width, mode=mode) + pad_value_tangent(t[constant_values], array, pad_width)
 
@@ -245,7 +245,7 @@ def pad_vjp(y, g, array, pad_width, mode="constant"):
     d[g] = np.pad(d[y], pad_width, mode=mode)
 
 
-@tangent(oh.pad_vjp)
+@tangent(oh.pad_vjp, shape_only=("array", "pad_width"))
 def pad_vjp_(y, g, array, pad_width, mode="constant"):
     t[y] = pad_vjp(t[g], array, pad_width, mode)
 
@@ -267,7 +267,7 @@ def diff(y, a, n=1, axis=-1, prepend=None, append=None):
     d[append] = diff_vjp(d[y], a, n, axis, prepend, append, 2)
 
 
-@tangent(np.diff)
+@tangent(np.diff, shape_only=("n",))
 def diff_(y, a, n=1, axis=-1, prepend=None, append=None):
     t[y] = (diff_tangent(t[a], a, n, axis, prepend, append, 1)
             + diff_tangent(t[prepend], a, n, axis, prepend, append, 0)
@@ -279,7 +279,7 @@ def take(y, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_vjp(d[y], a, indices, axis, mode)
 
 
-@tangent(np.take)
+@tangent(np.take, shape_only=("indices",))
 def take_(y, a, indices, axis=None, out=None, mode="raise"):
     t[y] = np.take(t[a], indices, axis=axis, mode=mode)
 
@@ -289,7 +289,7 @@ def take_vjp(y, g, a, indices, axis=None, mode="raise"):
     d[g] = np.take(d[y], indices, axis=axis, mode=mode)
 
 
-@tangent(oh.take_vjp)
+@tangent(oh.take_vjp, shape_only=("a", "indices"))
 def take_vjp_(y, g, a, indices, axis=None, mode="raise"):
     t[y] = take_vjp(t[g], a, indices, axis, mode)
 
@@ -299,7 +299,7 @@ def take_along_axis(y, arr, indices, axis=-1):
     d[arr] = take_along_axis_vjp(d[y], arr, indices, axis)
 
 
-@tangent(np.take_along_axis)
+@tangent(np.take_along_axis, shape_only=("indices",))
 def take_along_axis_(y, arr, indices, axis=-1):
     t[y] = np.take_along_axis(t[arr], indices, axis=axis)
 
@@ -309,7 +309,7 @@ def take_along_axis_vjp(y, g, arr, indices, axis=-1):
     d[g] = np.take_along_axis(d[y], indices, axis=axis)
 
 
-@tangent(oh.take_along_axis_vjp)
+@tangent(oh.take_along_axis_vjp, shape_only=("arr", "indices"))
 def take_along_axis_vjp_(y, g, arr, indices, axis=-1):
     t[y] = take_along_axis_vjp(t[g], arr, indices, axis)
 
@@ -423,7 +423,7 @@ def split(y, ary, indices_or_sections, axis=0):
     d[ary] = split_vjp(d[y], ary, indices_or_sections, axis)
 
 
-@tangent(np.split)
+@tangent(np.split, shape_only=("indices_or_sections",))
 def split_(y, ary, indices_or_sections, axis=0):
     t[y] = np.split(t[ary], indices_or_sections, axis)
 
@@ -433,9 +433,80 @@ def array_split(y, ary, indices_or_sections, axis=0):
     d[ary] = split_vjp(d[y], ary, indices_or_sections, axis)
 
 
-@tangent(np.array_split)
+@tangent(np.array_split, shape_only=("indices_or_sections",))
 def array_split_(y, ary, indices_or_sections, axis=0):
     t[y] = np.array_split(t[ary], indices_or_sections, axis)
+
+
+# The list cotangent helpers above are linear in g; their adjoints join the list back.
+@adjoint(oh.concatenate_vjp, "concatenate_vjp", shape_only=("arrays",))
+def concatenate_vjp(y, g, arrays, axis=0):
+    d[g] = np.concatenate(d[y], axis=axis)
+
+
+@tangent(oh.concatenate_vjp, shape_only=("arrays",))
+def concatenate_vjp_(y, g, arrays, axis=0):
+    t[y] = concatenate_vjp(t[g], arrays, axis)
+
+
+@adjoint(oh.stack_vjp, "stack_vjp", shape_only=("arrays",))
+def stack_vjp(y, g, arrays, axis=0):
+    d[g] = np.stack(d[y], axis=axis)
+
+
+@tangent(oh.stack_vjp, shape_only=("arrays",))
+def stack_vjp_(y, g, arrays, axis=0):
+    t[y] = stack_vjp(t[g], arrays, axis)
+
+
+@adjoint(oh.hstack_vjp, "hstack_vjp", shape_only=("tup",))
+def hstack_vjp(y, g, tup):
+    d[g] = np.hstack(d[y])
+
+
+@tangent(oh.hstack_vjp, shape_only=("tup",))
+def hstack_vjp_(y, g, tup):
+    t[y] = hstack_vjp(t[g], tup)
+
+
+@adjoint(oh.vstack_vjp, "vstack_vjp", shape_only=("tup",))
+def vstack_vjp(y, g, tup):
+    d[g] = np.vstack(d[y])
+
+
+@tangent(oh.vstack_vjp, shape_only=("tup",))
+def vstack_vjp_(y, g, tup):
+    t[y] = vstack_vjp(t[g], tup)
+
+
+@adjoint(oh.column_stack_vjp, "column_stack_vjp", shape_only=("tup",))
+def column_stack_vjp(y, g, tup):
+    d[g] = np.column_stack(d[y])
+
+
+@tangent(oh.column_stack_vjp, shape_only=("tup",))
+def column_stack_vjp_(y, g, tup):
+    t[y] = column_stack_vjp(t[g], tup)
+
+
+@adjoint(oh.split_vjp, "split_vjp", shape_only=("ary", "indices_or_sections"))
+def split_vjp(y, g, ary, indices_or_sections, axis=0):
+    d[g] = np.array_split(d[y], indices_or_sections, axis)
+
+
+@tangent(oh.split_vjp, shape_only=("ary", "indices_or_sections"))
+def split_vjp_(y, g, ary, indices_or_sections, axis=0):
+    t[y] = split_vjp(t[g], ary, indices_or_sections, axis)
+
+
+@adjoint(oh.array_vjp, "array_vjp", shape_only=("obj",))
+def array_vjp(y, g, obj):
+    d[g] = np.array(d[y])
+
+
+@tangent(oh.array_vjp, shape_only=("obj",))
+def array_vjp_(y, g, obj):
+    t[y] = array_vjp(t[g], obj)
 
 
 # ----- No derivative ----------------------------------------------------------
@@ -452,7 +523,7 @@ for _fn in (builtins.len, builtins.range, builtins.reversed, builtins.int, built
 nondiff(builtins.slice, "slice")
 
 for _fn in (oh.negated, oh.tile_plan, oh.sort_inverse, oh.sort_order, oh.repeat_segments, oh.split_plan,
-            oh.diff_plan, oh.diff_part_shape, oh.diff_part_slice, oh.diff_part_pad, oh.pad_index_map,
+            oh.diff_plan, oh.diff_part_shape, oh.diff_part_range, oh.diff_part_pad, oh.pad_index_map,
             oh.pad_border_mask):
     nondiff(_fn, _fn.__name__)
 # pad_value_vjp / pad_value_tangent are linear in their first argument and readable.

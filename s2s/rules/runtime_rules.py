@@ -12,6 +12,8 @@ from .registry import adjoint, nondiff, register
 register(rt.stack, "stack", nondiff=True, fresh=True)
 register(rt.push, "push")
 register(rt.pop, "pop")
+register(rt.restore, "restore")      # typed tapes (compiled backends); not differentiated again
+register(rt.copy_value, "copy_value", fresh=True)
 
 for _fn in (rt.seed_cotangent, rt.reduced_size, rt.extremum_weights, rt.tie_weight,
             rt.inverse_axes, rt.float_dtype_flag):

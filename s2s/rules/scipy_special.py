@@ -26,7 +26,7 @@ def _op(name, broadcasts=False, shape_only=()):
 
     def tan(template):
         for fn in (getattr(sp, name), getattr(oh, name)):
-            tangent(fn, name, broadcasts=broadcasts)(template)
+            tangent(fn, name, broadcasts=broadcasts, shape_only=shape_only)(template)
         return template
     return adj, tan
 

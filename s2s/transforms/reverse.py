@@ -56,6 +56,8 @@ class ReverseSpec:
     has_aux: bool = False
     tuple_out: bool = False        # argnums was a tuple: return a tuple of gradients
     name: str = "grad"
+    tapes: str = "single"          # "single": one tape (readable, any order); "per_variable": one typed
+                                   # tape per saved value, pushed after assignment (Numba-compilable)
 
 
 def _join(a: str, b: str) -> str:
@@ -102,6 +104,9 @@ class ReverseBuilder:
                            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
                            and getattr(s.value, "s2s_fn", None) is rt.stack}
         self.preinit: set[str] = set()
+        self.typed = spec.tapes == "per_variable"
+        self.tapes: dict[str, str] = {}
+        self.unsaved_targets: set[str] = set()
         self.fresh_arrays = self._fresh_arrays(fdef.body)
         self.written = {s.targets[0].value.id for s in _walk_stmts(fdef.body)
                         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)} | {
@@ -118,16 +123,20 @@ class ReverseBuilder:
             self.adj_names[var] = self.namer.fresh("d" + var if not var.startswith("_") else "d" + var)
         return self.adj_names[var]
 
-    def tape_name(self) -> str:
-        if self.tape is None:
-            self.tape = self.namer.fresh("tape")
-        return self.tape
+    def tape_name(self, key: str | None = None) -> str:
+        if not self.typed:
+            if self.tape is None:
+                self.tape = self.namer.fresh("tape")
+            return self.tape
+        if key not in self.tapes:
+            self.tapes[key] = self.namer.fresh(f"tape_{key}")
+        return self.tapes[key]
 
-    def push(self, value) -> gast.Expr:
-        return _expr_stmt(_call(rt.push, [name(self.tape_name()), value]))
+    def push(self, value, key: str | None = None) -> gast.Expr:
+        return _expr_stmt(_call(rt.push, [name(self.tape_name(key)), value]))
 
-    def pop(self) -> gast.Call:
-        return _call(rt.pop, [name(self.tape_name())])
+    def pop(self, key: str | None = None) -> gast.Call:
+        return _call(rt.pop, [name(self.tape_name(key))])
 
     # ----- analysis of the primal ------------------------------------------------
     def _fresh_arrays(self, body) -> set[str]:
@@ -256,12 +265,21 @@ class ReverseBuilder:
 
         # Drop saves/restores of variables the backward sweep never reads.
         needed = self._names_read(bwd + outs)
+        # A loop variable needs restoring only if read outside the loops that set it.
+        for tgt in {s.target.id for s in _walk_stmts(body) if isinstance(s, gast.For)}:
+            if tgt in self._names_read(_strip_loops_over(bwd + outs, tgt)):
+                needed.add("for:" + tgt)
         fwd = self._filter_saves(fwd, needed)
         bwd = self._filter_saves(bwd, needed)
         pre: list = [assign(v, const(None)) for v in sorted(self.preinit) if v in needed]
-        uses_tape = any(isinstance(n, gast.Name) and n.id == self.tape for s in fwd + bwd for n in gast.walk(s))
-        if uses_tape:
-            pre.append(assign(self.tape, _call(rt.stack, [])))
+        used = {n.id for s in fwd + bwd for n in gast.walk(s) if isinstance(n, gast.Name)}
+        for tape in ([self.tape] if self.tape else []) + list(self.tapes.values()):
+            if tape in used:
+                pre.append(assign(tape, _call(rt.stack, [])))
+        for tgt in {t for t in self.unsaved_targets if "for:" + t in needed}:
+            raise self.error(UnsupportedSyntaxError,
+                             f"the loop variable `{tgt}` is reused in a way the compiled (typed-tape) code cannot "
+                             f"restore", fdef, "use a different name for each loop's variable")
         for s in pre:
             copy_loc(s, fdef)
 
@@ -315,11 +333,17 @@ class ReverseBuilder:
             s.s2s_defined_before = set(defined)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 v = s.targets[0].id
-                if v in self.saved:
+                if v in self.saved and self.typed:
+                    # typed tapes keep the value *after* each assignment: no placeholder needed
+                    out.append(s)
+                    out.append(self._mark(copy_loc(self.push(name(v), "v_" + v), s), v))
+                elif v in self.saved:
                     if v not in defined:
                         self.preinit.add(v)
                     out.append(self._mark(copy_loc(self.push(name(v)), s), v))
-                out.append(s)
+                    out.append(s)
+                else:
+                    out.append(s)
                 defined.add(v)
             elif isinstance(s, gast.Assign):
                 tgt = s.targets[0]
@@ -330,8 +354,10 @@ class ReverseBuilder:
                         f"s2s can differentiate indexed writes only into arrays created in the function; "
                         f"`{arr}` may alias another array", s,
                         f"make a new array first, e.g. `{arr} = np.copy({arr})` or `{arr} = np.zeros(n)`")
-                old = _call(np.copy, [gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Load())])
-                out.append(self._mark(copy_loc(self.push(old), s), arr))
+                slot = gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Load())
+                old = _call(rt.copy_value if self.typed else np.copy, [slot])
+                s.s2s_tape_key = f"{arr}_slot{len(self.tapes)}"
+                out.append(self._mark(copy_loc(self.push(old, s.s2s_tape_key), s), arr))
                 out.append(s)
             elif isinstance(s, gast.If):
                 test = s.test.id
@@ -349,13 +375,17 @@ class ReverseBuilder:
                 defined |= d1 & d2
                 out.append(new)
                 if changed:
-                    out.append(copy_loc(self.push(name(s.s2s_popped_test)), s))
+                    out.append(copy_loc(self.push(name(s.s2s_popped_test), s.s2s_popped_test), s))
             elif isinstance(s, gast.For):
                 tgt = s.target.id
                 if tgt in self.saved:
-                    if tgt not in defined:
-                        self.preinit.add(tgt)
-                    out.append(self._mark(copy_loc(self.push(name(tgt)), s), tgt))
+                    if self.typed and tgt not in defined:
+                        self.unsaved_targets.add(tgt)
+                        s.s2s_unsaved = True
+                    else:
+                        if tgt not in defined:
+                            self.preinit.add(tgt)
+                        out.append(self._mark(copy_loc(self.push(name(tgt), "for_" + tgt), s), "for:" + tgt))
                 body = self.fwd_block(s.body, set(defined) | {tgt})
                 out.append(copy_loc(gast.For(target=s.target, iter=s.iter, body=body, orelse=[],
                                              type_comment=None), s))
@@ -366,7 +396,7 @@ class ReverseBuilder:
                 body = [copy_loc(assign(trips, gast.BinOp(name(trips), gast.Add(), const(1))), s)]
                 body += self.fwd_block(s.body, set(defined))
                 out.append(copy_loc(gast.While(test=s.test, body=body, orelse=[]), s))
-                out.append(copy_loc(self.push(name(trips)), s))
+                out.append(copy_loc(self.push(name(trips), trips), s))
             else:  # Expr, Assert
                 out.append(s)
         return out
@@ -431,7 +461,11 @@ class ReverseBuilder:
     def restore(self, var: str, s) -> list:
         if var not in self.saved:
             return []
-        return [self._mark(copy_loc(assign(var, self.pop()), s), var)]
+        if self.typed:   # drop this assignment's value; the previous one is now on top
+            value = _call(rt.restore, [name(self.tape_name("v_" + var)), name(var)])
+        else:
+            value = self.pop()
+        return [self._mark(copy_loc(assign(var, value), s), var)]
 
     def rev_assign(self, s, state) -> list:
         v = s.targets[0].id
@@ -542,7 +576,8 @@ class ReverseBuilder:
                                 state, code)
             self.ensure_owned(arr, state, code)
             code.append(assign(gast.Subscript(name(darr), copy.deepcopy(tgt.slice), gast.Store()), const(0.0)))
-        restore = assign(gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Store()), self.pop())
+        restore = assign(gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Store()),
+                         self.pop(getattr(s, "s2s_tape_key", None)))
         code.append(self._mark(copy_loc(restore, s), arr))
         return code
 
@@ -596,7 +631,7 @@ class ReverseBuilder:
         code: list = []
         test = s.test
         if getattr(s, "s2s_popped_test", None):
-            code.append(copy_loc(assign(s.s2s_popped_test, self.pop()), s))
+            code.append(copy_loc(assign(s.s2s_popped_test, self.pop(s.s2s_popped_test)), s))
             test = name(s.s2s_popped_test)
         st1, st2 = dict(state), dict(state)
         b1 = self.rev_block(s.body, st1)
@@ -660,7 +695,15 @@ class ReverseBuilder:
         it = _call(builtins.reversed, [copy.deepcopy(s.iter)])
         loop = copy_loc(gast.For(target=copy.deepcopy(s.target), iter=it, body=body or [gast.Pass()],
                                  orelse=[], type_comment=None), s)
-        return pre + [loop] + self.restore(s.target.id, s)
+        tgt = s.target.id
+        if self.typed and tgt in self.saved:
+            if getattr(s, "s2s_unsaved", False):
+                return pre + [loop]
+            restore = self._mark(copy_loc(assign(tgt, self.pop("for_" + tgt)), s), "for:" + tgt)
+            return pre + [loop, restore]
+        if tgt not in self.saved:
+            return pre + [loop]
+        return pre + [loop, self._mark(copy_loc(assign(tgt, self.pop("for_" + tgt)), s), "for:" + tgt)]
 
     def rev_while(self, s, state) -> list:
         trips = s.s2s_trips
@@ -668,7 +711,7 @@ class ReverseBuilder:
         it = _call(builtins.range, [name(trips)])
         loop = copy_loc(gast.For(target=name(self.namer.fresh("_"), gast.Store()), iter=it,
                                  body=body or [gast.Pass()], orelse=[], type_comment=None), s)
-        return [copy_loc(assign(trips, self.pop()), s)] + pre + [loop]
+        return [copy_loc(assign(trips, self.pop(trips)), s)] + pre + [loop]
 
     # ----- save filtering ----------------------------------------------------
     def _names_read(self, stmts) -> set[str]:
@@ -734,6 +777,21 @@ def _view_sources(value) -> list[str]:
     if isinstance(value, gast.Call) and id(getattr(value, "s2s_fn", None)) in _VIEW_OPS:
         return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
     return []
+
+
+def _strip_loops_over(stmts: list, target: str) -> list:
+    """The statements with every `for target in ...` loop (and its body) left out."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and s.target.id == target:
+            continue
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            s = copy.copy(s)
+            s.body = _strip_loops_over(s.body, target)
+            if hasattr(s, "orelse"):
+                s.orelse = _strip_loops_over(s.orelse, target)
+        out.append(s)
+    return out
 
 
 def _rename(node, mapping: dict[str, str]):
