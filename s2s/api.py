@@ -522,10 +522,21 @@ class Batched:
         inner = self.fun
         outer_axes = self._axes_for(len(args))
         inner_axes = inner._axes_for(len(args))
-        sizes_o = {np.shape(a)[ax] for a, ax in zip(args, outer_axes) if ax is not None}
-        bo = self.axis_size if self.axis_size is not None else (sizes_o.pop() if len(sizes_o) == 1 else None)
-        if bo is None:
-            raise ArgumentError("vmap: the outer batch size is ambiguous or missing")
+        base = inner
+        while isinstance(base, Batched):
+            base = base.fun
+        names = [p.name for p in inspect.signature(source_function(base)).parameters.values()][:len(args)]
+        names += [f"#{i}" for i in range(len(names), len(args))]
+        from .runtime import batch_size
+        try:
+            bo = batch_size(args, outer_axes, names, self.axis_size)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
+        examples = [np.take(a, 0, axis=ao) if ao is not None else a for a, ao in zip(args, outer_axes)]
+        try:
+            batch_size(examples, inner_axes, names, inner.axis_size)
+        except ValueError as exc:
+            raise ArgumentError(f"{exc} (inner vmap)") from None
         moved = []
         for a, ao, ai in zip(args, outer_axes, inner_axes):
             moved.append(None if ao is None and ai is None else (np.moveaxis(a, ao, 0) if ao is not None else a, ai))

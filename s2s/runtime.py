@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .errors import NonDifferentiableError
+from .errors import ArgumentError, NonDifferentiableError
 
 
 # ----- tapes ---------------------------------------------------------------
@@ -323,15 +323,15 @@ def batch_size(args, axes, names, axis_size=None) -> int:
             continue
         nd = np.ndim(a)
         if not -nd <= ax < nd:
-            raise ValueError(f"vmap: in_axes={ax} is out of range for argument `{nm}` of rank {nd}")
+            raise ArgumentError(f"vmap: in_axes={ax} is out of range for argument `{nm}` of rank {nd}")
         n = np.shape(a)[ax]
         if size is None:
             size, first = n, nm
         elif n != size:
             other = f"argument `{first}`" if first else f"axis_size={axis_size}"
-            raise ValueError(f"vmap: argument `{nm}` has size {n} along its batch axis {ax}, but {other} has {size}")
+            raise ArgumentError(f"vmap: argument `{nm}` has size {n} along its batch axis {ax}, but {other} has {size}")
     if size is None:
-        raise ValueError("vmap: no argument is batched; pass axis_size=")
+        raise ArgumentError("vmap: no argument is batched; pass axis_size=")
     return int(size)
 
 
@@ -346,8 +346,8 @@ def bout(x, axis):
 
 
 def bexpand(x, size):
-    """An unbatched value repeated along a new batch axis (a new, writable array)."""
-    x = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
+    """An unbatched value repeated along a new batch axis (a new, writable array of the same dtype)."""
+    x = np.asarray(x)
     return np.array(np.broadcast_to(x, (size,) + np.shape(x)))
 
 
@@ -418,11 +418,50 @@ def bmatmul(a, b, ab, bb):
 
 
 def bgetitem(x, index, xb):
-    """x[index] per example, for batched x and an unbatched index."""
+    """x[index] per example, for batched x and an unbatched index (advanced indices keep per-example semantics)."""
     if not xb:
         return x[index]
-    idx = index if isinstance(index, tuple) else (index,)
-    return x[(slice(None),) + idx]
+    if _is_basic_index(index):
+        idx = index if isinstance(index, tuple) else (index,)
+        return x[(slice(None),) + idx]
+    return np.stack([x[b][index] for b in range(np.shape(x)[0])])
+
+
+def bsetitem(y, index, v, vb):
+    """y[index] = v per example, for batched y (v batched or not)."""
+    if _is_basic_index(index):
+        idx = index if isinstance(index, tuple) else (index,)
+        slot = y[(slice(None),) + idx]
+        y[(slice(None),) + idx] = balign(v, (slot,), (True,)) if vb else v
+        return
+    for b in range(np.shape(y)[0]):
+        y[b][index] = v[b] if vb else v
+
+
+def bflatten(x):
+    """Each example flattened: (B, ...) -> (B, n)."""
+    return np.reshape(x, (np.shape(x)[0], -1))
+
+
+def breshape(x, shape):
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return np.reshape(x, (np.shape(x)[0],) + shape)
+
+
+def btranspose(x, axes=None):
+    nd = np.ndim(x) - 1
+    if axes is None:
+        axes = tuple(range(nd - 1, -1, -1))
+    return np.transpose(x, (0,) + tuple(a % nd + 1 for a in axes))
+
+
+def bdot(a, b, ab, bb):
+    """Per-example np.dot: scalars multiply, otherwise as matmul."""
+    if (np.ndim(a) - ab) == 0 or (np.ndim(b) - bb) == 0:
+        a2 = balign(a, (b,), (bb,)) if ab else a
+        b2 = balign(b, (a,), (ab,)) if bb else b
+        return a2 * b2
+    return bmatmul(a, b, ab, bb)
 
 
 def bindex_write(y, index, v):
@@ -455,7 +494,8 @@ def per_example(fn, args, in_axes, out_axes, size):
 def bunbroadcast(g, x, gb, xb):
     """unbroadcast per example."""
     if not gb:
-        return unbroadcast(g, x)
+        r = unbroadcast(g, x[0] if xb else x)
+        return bexpand(r, np.shape(x)[0]) if xb else r
     shape = np.shape(x)[1:] if xb else np.shape(x)
     gshape = np.shape(g)[1:]
     if gshape == shape:
@@ -524,3 +564,10 @@ def bmatmul_vjp_b(g, a, b, ab, bb):
     if not bb:
         r = np.sum(r, axis=0)
     return r
+
+
+def bunbroadcast_vjp(d, g, gb, xb):
+    """Cotangent of g in bunbroadcast(g, x, gb, xb): broadcast back per example."""
+    if not gb:
+        return broadcast_like(np.sum(d, axis=0) if xb else d, g)
+    return np.broadcast_to(balign(d, (g,), (True,)), np.shape(g))

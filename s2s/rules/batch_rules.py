@@ -50,3 +50,5 @@ set_kind("reduced_size", rt.reduced_size)
 # Functions of shapes only: evaluated on the first example (same for all).
 set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.breduced_size, rt.bshape, rt.bsize,
          rt.blen, rt.inverse_axes, rt.float_dtype_flag)
+set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
+         np.reshape, np.transpose)

@@ -102,8 +102,9 @@ def setitem_cotangent(y, g, index, like):
 # ----- Batching helpers (vmap) ---------------------------------------------------
 for _fn in (rt.batch_size, rt.bshape, rt.bsize, rt.blen, rt.bseed, rt.breduced_size, rt.baxis, rt.ex_ndim):
     nondiff(_fn, _fn.__name__)
+nondiff(rt.bflatten, "bflatten") if False else None
 for _fn in (rt.bunbroadcast, rt.bexpand_reduced, rt.badd_at, rt.bmap, rt.per_example, rt.bgetitem,
-            rt.bindex_write):
+            rt.bindex_write, rt.bsetitem, rt.bflatten, rt.breshape, rt.btranspose, rt.bdot):
     register(_fn, _fn.__name__)     # no derivative rules yet: differentiating them is a clear error
 
 
@@ -156,3 +157,16 @@ def bmatmul(y, a, b, ab, bb):
 @tangent(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))
 def bmatmul_t(y, a, b, ab, bb):
     t[y] = bmatmul(t[a], b, ab, bb) + bmatmul(a, t[b], ab, bb)
+
+
+@adjoint(rt.bunbroadcast, "bunbroadcast", shape_only=("x", "gb", "xb"))
+def bunbroadcast(y, g, x, gb, xb):
+    d[g] = bunbroadcast_vjp(d[y], g, gb, xb)
+
+
+@tangent(rt.bunbroadcast, "bunbroadcast", shape_only=("x", "gb", "xb"))
+def bunbroadcast_t(y, g, x, gb, xb):
+    t[y] = bunbroadcast(t[g], x, gb, xb)
+
+
+register(rt.bunbroadcast_vjp, "bunbroadcast_vjp")

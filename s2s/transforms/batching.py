@@ -84,6 +84,7 @@ class BatchBuilder:
         self.namer = Namer(taken)
         self.size = self.namer.fresh("batch")
         self.stacks: set[str] = set()    # tapes: containers of (batched) values, never expanded
+        self.defined: set[str] = set(nf.params)
 
     def error(self, cls, msg, node, hint=None):
         src = getattr(node, "s2s_src", None) or self.src
@@ -254,6 +255,10 @@ class BatchBuilder:
         for s in stmts:
             code = self.stmt(s)
             for c in code:
+                for n in gast.walk(c):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        self.defined.add(n.id)
+            for c in code:
                 if not hasattr(c, "lineno"):
                     copy_loc(c, s)
             out += code
@@ -325,8 +330,10 @@ class BatchBuilder:
             return value   # dtype
         if isinstance(value, gast.Subscript):
             if _names(value.slice) & self.batched:
-                return self.per_op_loop(value, code, s)
+                raise NoArrayForm("indexing with a batched index", s)
             base = value.value
+            if _names(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
+                return _call(rt.bgetitem, [base, _index_arg(value.slice), const(True)])
             return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
@@ -342,7 +349,12 @@ class BatchBuilder:
             if kind == "reduce":
                 return self.reduction(value, code, s)
             if kind == "matmul":
+                if fn is np.dot:
+                    a, b = value.args[0], value.args[1]
+                    return _call(rt.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
                 return self.matmul(value.args[0], value.args[1])
+            if kind == "axis_args":
+                return self.axis_args(value, code, s)
             if kind == "shape_query":
                 return self.shape_query(value)
             if kind == "shape_fn":
@@ -410,6 +422,10 @@ class BatchBuilder:
         new = copy.deepcopy(value)
         new.s2s_fn = value.s2s_fn
         axis_kw = [k for k in new.keywords if k.arg == "axis"]
+        axis_node = new.args[1] if len(new.args) > 1 else (axis_kw[0].value if axis_kw else const(None))
+        if value.s2s_fn in (np.argmax, np.argmin) and isinstance(axis_node, gast.Constant) and axis_node.value is None:
+            # argmax over all of an example: flatten each example, then per-row argmax
+            return _call(value.s2s_fn, [_call(rt.bflatten, [name(x.id)])], {"axis": const(1)})
         if len(new.args) > 1:
             new.args[1] = self.shift_axis(new.args[1], x)
         elif axis_kw:
@@ -419,6 +435,49 @@ class BatchBuilder:
         if any(_names(a) & self.batched for a in new.args[1:]) or any(
                 _names(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
             return self.per_op_loop(value, code, s)
+        return new
+
+    AXIS_PARAMS = {"expand_dims": ("axis",), "swapaxes": ("axis1", "axis2"), "moveaxis": ("source", "destination"),
+                   "squeeze": ("axis",), "flip": ("axis",), "roll": ("axis",), "concatenate": ("axis",),
+                   "cumsum": ("axis",), "cumprod": ("axis",)}
+
+    def axis_args(self, value, code, s):
+        """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
+        fn = value.s2s_fn
+        x = value.args[0]
+        if not self.is_b(x) or any(_names(a) & self.batched for a in value.args[1:]):
+            return self.per_op_loop(value, code, s)
+        if fn is np.reshape:
+            shape = value.args[1] if len(value.args) > 1 else next(k.value for k in value.keywords if k.arg in ("shape", "newshape"))
+            return _call(rt.breshape, [x, shape])
+        if fn is np.transpose:
+            axes = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "axes"),
+                                                                  const(None))
+            return _call(rt.btranspose, [x, axes])
+        import inspect as _inspect
+        try:
+            params = list(_inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            return self.per_op_loop(value, code, s)
+        names = self.AXIS_PARAMS.get(fn.__name__, ())
+        new = copy.deepcopy(value)
+        new.s2s_fn = fn
+        for i, a in enumerate(new.args[1:], start=1):
+            if i < len(params) and params[i] in names:
+                if not (isinstance(a, gast.Constant) and isinstance(a.value, int)):
+                    return self.per_op_loop(value, code, s)
+                if a.value >= 0:
+                    new.args[i] = const(a.value + 1)
+        for k in new.keywords:
+            if k.arg in names:
+                if not (isinstance(k.value, gast.Constant) and isinstance(k.value.value, int)):
+                    return self.per_op_loop(value, code, s)
+                if k.value.value >= 0:
+                    k.value = const(k.value.value + 1)
+        if fn in (np.squeeze, np.cumsum, np.cumprod) and not any(
+                (i < len(params) and params[i] == "axis") for i in range(1, len(new.args))) and not any(
+                k.arg == "axis" for k in new.keywords):
+            return self.per_op_loop(value, code, s)    # axis=None means all axes of the example
         return new
 
     def shift_axis(self, axis, x):
@@ -490,9 +549,10 @@ class BatchBuilder:
             raise NoArrayForm("an indexed write at a batched index", s)
         value = s.value
         code: list = []
-        if self.is_b(value):
-            # align v with the slot: the slot's per-example rank may exceed v's
-            pass
+        if _names(tgt.slice):   # a variable index may be an array: per-example semantics at run time
+            code.append(copy_loc(_expr_stmt(_call(rt.bsetitem, [name(arr), _index_arg(tgt.slice), value,
+                                                                const(self.is_b(value))])), s))
+            return code
         index = self.batched_index(copy.deepcopy(tgt.slice))
         if self.is_b(value):
             # align v with the slot: the slot's per-example rank may exceed v's
@@ -540,45 +600,69 @@ class BatchBuilder:
         return True
 
     def batched_if(self, s) -> list:
+        """Both branches, then np.where per assigned variable (branches only assign variables)."""
         if not (self._pure(s.body) and self._pure(s.orelse)):
             raise NoArrayForm("an `if` on a batched condition whose branches do more than assign variables", s)
-        cond = s.test.id
         code: list = []
-        results = []
-        for branch in (s.body, s.orelse):
-            renames: dict[str, str] = {}
-            stmts = copy.deepcopy(branch)
-            for st in _walk_stmts(stmts):
-                for n in gast.walk(st):
-                    if isinstance(n, gast.Name) and n.id in renames and not isinstance(n.ctx, gast.Store):
-                        n.id = renames[n.id]
-                if isinstance(st, gast.Assign):
-                    old = st.targets[0].id
-                    renames[old] = self.namer.fresh(old + "_then" if branch is s.body else old + "_else")
-                    st.targets[0].id = renames[old]
-                    self.batched.add(renames[old]) if old in self.batched else None
-            code += self.block_nested_if(stmts)
-            results.append(renames)
-        assigned = list(dict.fromkeys(list(results[0]) + list(results[1])))
-        inside = {id(n) for st in (s.body + s.orelse) for n in gast.walk(st)}
-        used_outside = {n.id for n in gast.walk(self.nf.node) if isinstance(n, gast.Name)
-                        and not isinstance(n.ctx, gast.Store) and id(n) not in inside}
-        for v in assigned:
-            if not (v in results[0] and v in results[1]) and v not in used_outside:
-                continue    # a temporary of one branch
-            a = name(results[0].get(v, v))
-            b = name(results[1].get(v, v))
-            merged = self.namer.fresh("c_b")
-            code.append(copy_loc(assign(merged, _call(rt.balign, [
-                name(cond), gast.Tuple([a, b], gast.Load()),
-                gast.Tuple([const(a.id in self.batched), const(b.id in self.batched)], gast.Load())])), s))
-            where = _call(np.where, [name(merged), a, b])
-            code.append(copy_loc(assign(v, where), s))
+        env = self._select(s, {}, code)
+        for v, current in env.items():
+            if current != v:
+                code.append(copy_loc(assign(v, name(current)), s))
+                self.defined.add(v)
         return code
 
-    def block_nested_if(self, stmts) -> list:
-        # nested ifs inside a pure branch: conditions may be batched too
-        return self.block(stmts)
+    def _branch(self, stmts, env: dict, code: list, suffix: str) -> dict:
+        """Emit a pure branch with every assignment renamed (v -> v_then ...); returns the new names."""
+        env = dict(env)
+        for st in stmts:
+            if isinstance(st, gast.If):
+                env = self._select(st, env, code)
+                continue
+            value = copy.deepcopy(st.value)
+            if hasattr(st.value, "s2s_fn"):
+                value.s2s_fn = st.value.s2s_fn
+            for n in gast.walk(value):
+                if isinstance(n, gast.Name) and n.id in env:
+                    n.id = env[n.id]
+            old = st.targets[0].id
+            new = self.namer.fresh(old + suffix)
+            if old in self.batched:
+                self.batched.add(new)
+            stmt = copy_loc(assign(new, value), st)
+            code += self.stmt(stmt)
+            self.defined.add(new)
+            env[old] = new
+        return env
+
+    def _select(self, s, env: dict, code: list) -> dict:
+        """if/else of pure branches under env: both branches, merged with np.where."""
+        cond = env.get(s.test.id, s.test.id)
+        then_env = self._branch(s.body, env, code, "_then")
+        else_env = self._branch(s.orelse, env, code, "_else")
+        out = dict(env)
+        for v in list(dict.fromkeys(list(then_env) + list(else_env))):
+            a = then_env.get(v)
+            b = else_env.get(v)
+            before = env.get(v, v if v in self.defined else None)
+            a = a or before
+            b = b or before
+            if a is None or b is None or a == b:
+                out[v] = a or b
+                continue
+            merged = self.namer.fresh(v + "_sel")
+            if cond in self.batched:
+                mask = self.namer.fresh("c_b")
+                code.append(copy_loc(assign(mask, _call(rt.balign, [
+                    name(cond), gast.Tuple([name(a), name(b)], gast.Load()),
+                    gast.Tuple([const(a in self.batched), const(b in self.batched)], gast.Load())])), s))
+            else:
+                mask = cond
+            code.append(copy_loc(assign(merged, _call(np.where, [name(mask), name(a), name(b)])), s))
+            if v in self.batched or a in self.batched or b in self.batched:
+                self.batched.add(merged)
+            self.defined.add(merged)
+            out[v] = merged
+        return out
 
     def batched_while(self, s) -> list:
         if not self._pure_loop_body(s.body):
