@@ -5,13 +5,13 @@
     print(s2s.show(loss))           # read it
 """
 from . import rules as _rules  # noqa: F401  (registers the rule tables)
-from .api import grad, hessian, jacfwd, jacrev, jvp, show, value_and_grad, vjp, vmap
+from .api import grad, hessian, jacfwd, jacrev, jit, jvp, show, value_and_grad, vjp, vmap
 from .custom import adjoint, custom_jvp, custom_vjp, stop_gradient, tangent
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from .errors import (ArgumentError, NoRuleError, NonDifferentiableError, RecursionNotSupportedError,
                      S2SError, TransformError, UnsupportedSyntaxError)
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "vmap", "show",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "vmap", "jit", "show",
            "custom_vjp", "custom_jvp", "adjoint", "tangent", "stop_gradient",
            "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "S2SError", "TransformError",
            "UnsupportedSyntaxError", "NoRuleError", "RecursionNotSupportedError",

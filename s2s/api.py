@@ -27,7 +27,7 @@ from .transforms.forward import ForwardSpec, forward
 from .transforms.batching import BatchSpec, batch
 from .transforms.reverse import ReverseSpec, reverse
 
-_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap")
+_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,28 +113,41 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
     argnums = tuple(a % nparams for a in argnums)
     nf = normalize(parsed)
     import re
+    opts = dict(options)
+    backend = opts.get("backend", "python")
     name = f"{re.sub(r'[^A-Za-z0-9_]', '', src_fn.__name__) or 'fn'}_{transform}"
     wrt = [nf.params[a] for a in argnums]
-    if transform == "jvp":
+    if transform == "primal":
+        fdef = nf.node
+        fdef.name = name
+    elif transform == "jvp":
         fdef = forward(nf, ForwardSpec(wrt=wrt, name=name))
     elif transform == "vmap":
-        in_axes, out_axes, axis_size = options
-        fdef = batch(nf, BatchSpec(in_axes=list(in_axes), out_axes=out_axes, axis_size=axis_size, name=name,
-                                   example_fn=src_fn))
+        fdef = batch(nf, BatchSpec(in_axes=list(opts["in_axes"]), out_axes=opts["out_axes"],
+                                   axis_size=opts["axis_size"], name=name, example_fn=src_fn))
     else:
-        tapes = dict(options).get("tapes", "single") if options else "single"
         fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
-                                       tapes=tapes))
+                                       tapes=opts.get("tapes", "single")))
     fdef = cleanup.optimize(fdef)
+    if backend == "numba":
+        from .backends import numba_cpu
+        fdef = numba_cpu.lower(fdef, nf.namespace)
+        nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
     body = emit.to_source(fdef)
     origin = _origin(src_fn)
     if transform == "vmap":
-        desc = f"vmap(in_axes={options[0]}, out_axes={options[1]}) of {origin}"
+        desc = f"vmap(in_axes={opts['in_axes']}, out_axes={opts['out_axes']}) of {origin}"
+    elif transform == "primal":
+        desc = f"normalized source of {origin}"
     else:
         desc = f"{transform}(argnums={argnums if tuple_out else argnums[0]}{', has_aux=True' if has_aux else ''}) of {origin}"
-    text = emit.header(desc, nf.namespace, body) + body
-    path = emit.write_module(text, name)
+    if backend == "numba":
+        desc += f" [numba {opts.get('target', 'cpu')}]"
+    text = emit.header(desc, nf.namespace, body, imports=(backend == "python")) + body
+    path = emit.write_module(text, name + ("_numba" if backend == "numba" else ""))
     fn = emit.load_function(text, path, name, nf.namespace)
+    if backend == "numba":
+        fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
     gen = Generated(fn, text, path, origin)
     with _LOCK:
         _CACHE[key] = gen
@@ -481,7 +494,8 @@ class Batched:
         axes = self._axes_for(nargs)
         out_axes = tuple(self.out_axes) if isinstance(self.out_axes, list) else self.out_axes
         src = self.fun.generated_for(nargs).fn if isinstance(self.fun, Batched) else source_function(self.fun)
-        return _build(src, "vmap", (), False, False, (axes, out_axes, self.axis_size))
+        return _build(src, "vmap", (), False, False,
+                      (("in_axes", axes), ("out_axes", out_axes), ("axis_size", self.axis_size)))
 
     def _s2s_inline_source(self, nargs: int) -> Callable:
         return self.generated_for(nargs).fn
@@ -616,3 +630,149 @@ def _leaf_axes(spec, td, position) -> list:
     if values is None or len(values) != len(children):
         raise ArgumentError(f"vmap: in_axes for argument {position} does not match its structure")
     return [a for v, c in zip(values, children) for a in _leaf_axes(v, c, position)]
+
+
+class Jitted:
+    """`jit(f)`: f's generated source compiled by Numba in nopython mode."""
+
+    def __init__(self, fun: Callable, target: str = "cpu", cache: bool = True, fallback: bool = False):
+        if target not in ("cpu", "parallel", "cuda"):
+            raise ArgumentError(f"jit: unknown target {target!r}; choose 'cpu', 'parallel' or 'cuda'")
+        self.fun = fun
+        self.target = target
+        self.cache = cache
+        self.fallback = fallback
+        self._warned = False
+        self.__name__ = f"{getattr(fun, '__name__', 'f')}_jit"
+        self.__qualname__ = self.__name__
+        self._gens: dict[int, Generated] = {}
+
+    def _options(self) -> tuple:
+        return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"))
+
+    def generated_for(self, nargs: int) -> Generated:
+        gen = self._gens.get(nargs)
+        if gen is not None:
+            return gen
+        fun, opts = self.fun, self._options()
+        if self.target == "cuda":
+            from .backends import numba_cuda
+            gen = numba_cuda.build(self, nargs)
+        elif isinstance(fun, Batched):
+            axes = fun._axes_for(nargs)
+            inner = fun.fun
+            if isinstance(inner, Transformed):
+                if isinstance(inner.fun, (Transformed, Batched)):
+                    raise TransformError("jit of vmap of a nested transform is not supported yet")
+                src = _build(source_function(inner.fun), inner.transform, inner.argnums, inner.tuple_out,
+                             inner.has_aux, (("tapes", "per_variable"),)).fn
+            elif isinstance(inner, Batched):
+                raise TransformError("jit of nested vmap is not supported yet; jit the inner function")
+            else:
+                src = source_function(inner)
+            gen = _build(src, "vmap", (), False, False,
+                         (("in_axes", axes), ("out_axes", fun.out_axes), ("axis_size", fun.axis_size)) + opts)
+        elif isinstance(fun, Transformed):
+            if isinstance(fun.fun, (Transformed, Batched)):
+                raise TransformError(
+                    "jit of a derivative of a derivative is not supported yet (the inner tapes are Python lists)",
+                    hint="jit the first derivative, or run the nested transform without jit")
+            gen = _build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux, opts)
+        else:
+            gen = _build(source_function(fun), "primal", (), False, False, opts)
+        self._gens[nargs] = gen
+        return gen
+
+    def python_version(self, nargs: int) -> Callable:
+        fun = self.fun
+        if isinstance(fun, Batched):
+            return fun
+        if isinstance(fun, Transformed):
+            return fun
+        return _build(source_function(fun), "primal", (), False, False).fn
+
+    def __call__(self, *args):
+        try:
+            gen = self.generated_for(len(args))
+            return gen.fn(*args)
+        except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
+            if not _is_compile_error(exc):
+                raise
+            if not self.fallback:
+                raise _compile_error(self, exc, len(args)) from None
+            if not self._warned:
+                import warnings
+                warnings.warn(f"s2s.jit: Numba could not compile {self.fun!r}; running the generated Python "
+                              f"instead. Reason: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                              stacklevel=2)
+                self._warned = True
+            return self.python_version(len(args))(*args)
+
+    @property
+    def source(self) -> str:
+        gens = list(self._gens.values())
+        return gens[0].source if gens else ""
+
+
+def _is_compile_error(exc) -> bool:
+    try:
+        import numba
+        if isinstance(exc, (numba.core.errors.TypingError, numba.core.errors.LoweringError,
+                            numba.core.errors.UnsupportedError)):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    return isinstance(exc, TransformError)
+
+
+def _compile_error(jitted, exc, nargs) -> Exception:
+    """Numba's error, pointed at the user's line through the generated file's comments."""
+    if isinstance(exc, TransformError):
+        return exc
+    import re as _re
+    text = str(exc)
+    gen = jitted._gens.get(nargs)
+    where = None
+    for m in _re.finditer(r'File "([^"]+)", line (\d+)', text):
+        path, line = m.group(1), int(m.group(2))
+        if gen is not None and path == gen.path:
+            lines = gen.source.splitlines()
+            for k in range(min(line, len(lines)) - 1, -1, -1):
+                stripped = lines[k].strip()
+                if stripped.startswith("# ") and not stripped.startswith("# ---") and not stripped.startswith("# Generated"):
+                    where = stripped[2:].replace("grad of: ", "")
+                    break
+            gen_line = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            break
+    else:
+        gen_line = ""
+    first = next((ln for ln in text.splitlines() if ln.strip() and "Failed in" not in ln), text[:200])
+    origin = gen.origin if gen is not None else repr(jitted.fun)
+    msg = f"Numba cannot compile the generated code for {origin} in nopython mode: {_strip_ansi(first).strip()}"
+    if gen_line:
+        msg += f" (generated line: `{gen_line}`)"
+    filename, lineno = None, None
+    if gen is not None:
+        filename, lineno = gen.origin.split(" (")[0].rsplit(":", 1)
+        lineno = int(lineno)
+    return TransformError(msg, filename=filename, lineno=lineno, source_line=where,
+                          hint="use operations Numba supports, or jit(f, fallback=True) to run the generated Python")
+
+
+def _strip_ansi(text: str) -> str:
+    import re as _re
+    return _re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fallback: bool = False):
+    """Compile `fun`'s generated source with Numba (nopython mode).
+
+    Works on plain functions and on every transform: `jit(grad(f))`, `jit(vmap(grad(f)))`, ...
+    Args:
+        target: "cpu" (numba.njit), "parallel" (njit(parallel=True)) or "cuda" (numba.cuda kernels).
+        cache: keep compiled machine code on disk next to the generated file.
+        fallback: if Numba cannot compile, warn once and run the generated Python instead.
+    """
+    if fun is None:
+        return lambda f: Jitted(f, target, cache, fallback)
+    return Jitted(fun, target, cache, fallback)

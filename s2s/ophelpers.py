@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from .runtime import expand_reduced, extremum_weights, inverse_axes, reduced_size, unbroadcast
+from .runtime import expand_reduced, inverse_axes, reduced_size, unbroadcast
 
 try:  # scipy is optional: its rules register only when it is installed
     import scipy.special as _special
@@ -619,20 +619,20 @@ def norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
         return np.zeros_like(x, dtype=float)
     ax = np.abs(x)
     if kind == "vec_inf":
-        return np.sign(x) * norm_hits(ax, ye, axis, None)
+        return np.sign(x) * norm_hits(ax, ye, axis)
     if kind == "vec_p":
         return np.sign(x) * (ax / ye) ** (ord - 1.0)
     rc = norm_matrix_axes(x, axis)
     if kind == "mat_col":
         sums = np.sum(ax, axis=rc[0], keepdims=True)
-        return np.sign(x) * norm_hits(sums, ye, rc[1], rc[0])
+        return np.sign(x) * norm_hits(sums, ye, rc[1])
     if kind == "mat_row":
         sums = np.sum(ax, axis=rc[1], keepdims=True)
-        return np.sign(x) * norm_hits(sums, ye, rc[0], rc[1])
+        return np.sign(x) * norm_hits(sums, ye, rc[0])
     return norm_singular_grad(x, ord, rc)
 
 
-def norm_hits(v, ye, axis, summed):
+def norm_hits(v, ye, axis):
     """Weights 1/count where v attains ye along `axis` (ties split), else 0 (nondiff)."""
     hit = (v == ye).astype(np.float64)
     return hit / np.sum(hit, axis=axis, keepdims=True)
@@ -815,11 +815,6 @@ def solve_tangent_a(ta, a, b, y):
     if np.ndim(b) == 1:
         return -solve_like(a, np.matmul(ta, np.expand_dims(y, -1))[..., 0], b)
     return -solve_like(a, np.matmul(ta, y), b)
-
-
-def _phi(x):
-    """Lower triangle with the diagonal halved."""
-    return np.tril(x) - 0.5 * x * eye_like(x)
 
 
 def cholesky_vjp(g, L, upper=False):

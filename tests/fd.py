@@ -41,8 +41,8 @@ def numeric_grad(f, args, argnum, eps=1e-6):
     args = list(args)
     x0 = args[argnum]
     is_array = isinstance(x0, np.ndarray)
-    x = np.array(x0, dtype=np.float64, copy=True)
-    grad = np.zeros_like(x)
+    x = np.array(x0, dtype=np.float64, copy=True, order="C")   # C order: reshape(-1) is a view
+    grad = np.zeros(x.shape)
     flat_x = x.reshape(-1)
     flat_g = grad.reshape(-1)
 

@@ -109,7 +109,7 @@ def load_function(source: str, path: str, fname: str, namespace: dict[str, Any])
     return glb[fname]
 
 
-def header(description: str, namespace: dict[str, Any], body_source: str) -> str:
+def header(description: str, namespace: dict[str, Any], body_source: str, imports: bool = True) -> str:
     """Module header: provenance plus the imports the body uses."""
     from ..frontend.normalize import HELPER_MODULES
     used = set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*\b", body_source))
@@ -123,7 +123,10 @@ def header(description: str, namespace: dict[str, Any], body_source: str) -> str
         names = sorted(n for n in used if n in namespace and getattr(namespace[n], "__module__", None) == modname
                        and getattr(namespace[n], "__name__", None) == n)
         if names:
-            lines.append(f"from {modname} import {', '.join(names)}")
+            if imports:
+                lines.append(f"from {modname} import {', '.join(names)}")
+            else:   # compiled backends bind their own implementations at load time
+                lines.append(f"# from {modname} (compiled versions, bound at load time): {', '.join(names)}")
             imported |= set(names)
     injected = sorted(n for n in used if n in namespace and n not in ("np", "math") and n not in imported)
     if injected:

@@ -5,8 +5,9 @@ bookkeeping lives in s2s.ophelpers.
 
 Tuple-valued ops (np.linalg.slogdet, eigh, qr, and svd with compute_uv=True)
 have templates written against the unpacked result: `y[k]` is the k-th output
-and `d[y][k]` its cotangent; their tangents return the tuple of output
-tangents.  The core does not differentiate through tuple outputs yet.
+and `d[y][k]` its cotangent; their tangents return the tuple of the outputs'
+tangents.  Forward mode differentiates through them; reverse mode does not
+yet (the core cannot accumulate into a tuple cotangent).
 """
 import numpy as np
 
@@ -224,47 +225,47 @@ def svdvals_(y, x):
 
 # U diag(g) V^T and diag(U^T ta V) are linear in g / ta and transposes of each other.
 @adjoint(oh.svdvals_vjp, "svdvals_vjp")
-def svdvals_vjp(y, g, a):
+def svdvals_vjp_rule(y, g, a):
     d[g] = svdvals_tangent(d[y], a)
     d[a] = svdvals_vjp_vjp_a(d[y], g, a)
 
 
 @tangent(oh.svdvals_vjp)
-def svdvals_vjp_(y, g, a):
+def svdvals_vjp_rule_(y, g, a):
     t[y] = svdvals_vjp(t[g], a) + svdvals_vjp_tangent_a(t[a], g, a)
 
 
 @adjoint(oh.svdvals_tangent, "svdvals_tangent")
-def svdvals_tangent(y, ta, a):
+def svdvals_tangent_rule(y, ta, a):
     d[ta] = svdvals_vjp(d[y], a)
     d[a] = svdvals_vjp_vjp_a(ta, d[y], a)
 
 
 @tangent(oh.svdvals_tangent)
-def svdvals_tangent_(y, ta, a):
+def svdvals_tangent_rule_(y, ta, a):
     t[y] = svdvals_tangent(t[ta], a) + svdvals_tangent_tangent_a(t[a], ta, a)
 
 
 # V diag(g) V^T and diag(V^T sym(ta) V) (on the triangle eigvalsh reads) are transposes of each other.
 @adjoint(oh.eigvalsh_vjp, "eigvalsh_vjp")
-def eigvalsh_vjp(y, g, a, UPLO="L"):
+def eigvalsh_vjp_rule(y, g, a, UPLO="L"):
     d[g] = eigvalsh_tangent(d[y], a, UPLO)
     d[a] = eigvalsh_vjp_vjp_a(d[y], g, a, UPLO)
 
 
 @tangent(oh.eigvalsh_vjp)
-def eigvalsh_vjp_(y, g, a, UPLO="L"):
+def eigvalsh_vjp_rule_(y, g, a, UPLO="L"):
     t[y] = eigvalsh_vjp(t[g], a, UPLO) + eigvalsh_vjp_tangent_a(t[a], g, a, UPLO)
 
 
 @adjoint(oh.eigvalsh_tangent, "eigvalsh_tangent")
-def eigvalsh_tangent(y, ta, a, UPLO="L"):
+def eigvalsh_tangent_rule(y, ta, a, UPLO="L"):
     d[ta] = eigvalsh_vjp(d[y], a, UPLO)
     d[a] = eigvalsh_vjp_vjp_a(ta, d[y], a, UPLO)
 
 
 @tangent(oh.eigvalsh_tangent)
-def eigvalsh_tangent_(y, ta, a, UPLO="L"):
+def eigvalsh_tangent_rule_(y, ta, a, UPLO="L"):
     t[y] = eigvalsh_tangent(t[ta], a, UPLO) + eigvalsh_tangent_tangent_a(t[a], ta, a, UPLO)
 
 
@@ -291,13 +292,14 @@ def eigh_(y, a, UPLO="L"):
     t[y] = eigh_tangent(t[a], a, y, UPLO)
 
 
+# Reduced QR of a tall or square matrix (other modes are refused by the signature).
 @adjoint(np.linalg.qr, "np.linalg.qr")
-def qr(y, a, mode="reduced"):
+def qr(y, a):
     d[a] = qr_vjp(d[y], a, y)
 
 
 @tangent(np.linalg.qr)
-def qr_(y, a, mode="reduced"):
+def qr_(y, a):
     t[y] = qr_tangent(t[a], a, y)
 
 

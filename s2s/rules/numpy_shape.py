@@ -2,10 +2,11 @@
 
 Adjoint (d[x]) and tangent (t[x]) templates side by side.  Ops that take a
 list of arrays (concatenate, stack, hstack, vstack, column_stack, np.array of
-a list) or return one (split, array_split) have templates, but the core does
-not yet differentiate through list arguments / list results: their d[arrays]
-is a list with one cotangent per element, and their t[arrays] must be the
-list of the elements' tangents.
+a list literal) contribute `d[arrays]` as a list with one cotangent per
+element, and read `t[arrays]` as the list of the elements' tangents; ops that
+return a list (split, array_split) take the list of the pieces' cotangents.
+The scatter helpers their adjoints call (take_vjp, pad_vjp, ...) are linear and
+have rules of their own, so higher derivatives go through them.
 """
 import builtins
 
@@ -149,12 +150,12 @@ def repeat_(y, a, repeats, axis=None):
 
 # repeat_vjp (a segment sum) is linear in g; its adjoint is np.repeat again.
 @adjoint(oh.repeat_vjp, "repeat_vjp", shape_only=("a", "repeats"))
-def repeat_vjp(y, g, a, repeats, axis=None):
+def repeat_vjp_rule(y, g, a, repeats, axis=None):
     d[g] = np.repeat(d[y], repeats, axis)
 
 
 @tangent(oh.repeat_vjp, shape_only=("a", "repeats"))
-def repeat_vjp_(y, g, a, repeats, axis=None):
+def repeat_vjp_rule_(y, g, a, repeats, axis=None):
     t[y] = repeat_vjp(t[g], a, repeats, axis)
 
 
@@ -241,12 +242,12 @@ def pad_(y, array, pad_width, mode="constant", constant_values=0):
 
 # pad_vjp (scatter-add through pad's index map) is linear in g; its adjoint is np.pad again.
 @adjoint(oh.pad_vjp, "pad_vjp", shape_only=("array", "pad_width"))
-def pad_vjp(y, g, array, pad_width, mode="constant"):
+def pad_vjp_rule(y, g, array, pad_width, mode="constant"):
     d[g] = np.pad(d[y], pad_width, mode=mode)
 
 
 @tangent(oh.pad_vjp, shape_only=("array", "pad_width"))
-def pad_vjp_(y, g, array, pad_width, mode="constant"):
+def pad_vjp_rule_(y, g, array, pad_width, mode="constant"):
     t[y] = pad_vjp(t[g], array, pad_width, mode)
 
 
@@ -285,12 +286,12 @@ def take_(y, a, indices, axis=None, out=None, mode="raise"):
 
 
 @adjoint(oh.take_vjp, "take_vjp", shape_only=("a", "indices"))
-def take_vjp(y, g, a, indices, axis=None, mode="raise"):
+def take_vjp_rule(y, g, a, indices, axis=None, mode="raise"):
     d[g] = np.take(d[y], indices, axis=axis, mode=mode)
 
 
 @tangent(oh.take_vjp, shape_only=("a", "indices"))
-def take_vjp_(y, g, a, indices, axis=None, mode="raise"):
+def take_vjp_rule_(y, g, a, indices, axis=None, mode="raise"):
     t[y] = take_vjp(t[g], a, indices, axis, mode)
 
 
@@ -305,12 +306,12 @@ def take_along_axis_(y, arr, indices, axis=-1):
 
 
 @adjoint(oh.take_along_axis_vjp, "take_along_axis_vjp", shape_only=("arr", "indices"))
-def take_along_axis_vjp(y, g, arr, indices, axis=-1):
+def take_along_axis_vjp_rule(y, g, arr, indices, axis=-1):
     d[g] = np.take_along_axis(d[y], indices, axis=axis)
 
 
 @tangent(oh.take_along_axis_vjp, shape_only=("arr", "indices"))
-def take_along_axis_vjp_(y, g, arr, indices, axis=-1):
+def take_along_axis_vjp_rule_(y, g, arr, indices, axis=-1):
     t[y] = take_along_axis_vjp(t[g], arr, indices, axis)
 
 
@@ -440,72 +441,72 @@ def array_split_(y, ary, indices_or_sections, axis=0):
 
 # The list cotangent helpers above are linear in g; their adjoints join the list back.
 @adjoint(oh.concatenate_vjp, "concatenate_vjp", shape_only=("arrays",))
-def concatenate_vjp(y, g, arrays, axis=0):
+def concatenate_vjp_rule(y, g, arrays, axis=0):
     d[g] = np.concatenate(d[y], axis=axis)
 
 
 @tangent(oh.concatenate_vjp, shape_only=("arrays",))
-def concatenate_vjp_(y, g, arrays, axis=0):
+def concatenate_vjp_rule_(y, g, arrays, axis=0):
     t[y] = concatenate_vjp(t[g], arrays, axis)
 
 
 @adjoint(oh.stack_vjp, "stack_vjp", shape_only=("arrays",))
-def stack_vjp(y, g, arrays, axis=0):
+def stack_vjp_rule(y, g, arrays, axis=0):
     d[g] = np.stack(d[y], axis=axis)
 
 
 @tangent(oh.stack_vjp, shape_only=("arrays",))
-def stack_vjp_(y, g, arrays, axis=0):
+def stack_vjp_rule_(y, g, arrays, axis=0):
     t[y] = stack_vjp(t[g], arrays, axis)
 
 
 @adjoint(oh.hstack_vjp, "hstack_vjp", shape_only=("tup",))
-def hstack_vjp(y, g, tup):
+def hstack_vjp_rule(y, g, tup):
     d[g] = np.hstack(d[y])
 
 
 @tangent(oh.hstack_vjp, shape_only=("tup",))
-def hstack_vjp_(y, g, tup):
+def hstack_vjp_rule_(y, g, tup):
     t[y] = hstack_vjp(t[g], tup)
 
 
 @adjoint(oh.vstack_vjp, "vstack_vjp", shape_only=("tup",))
-def vstack_vjp(y, g, tup):
+def vstack_vjp_rule(y, g, tup):
     d[g] = np.vstack(d[y])
 
 
 @tangent(oh.vstack_vjp, shape_only=("tup",))
-def vstack_vjp_(y, g, tup):
+def vstack_vjp_rule_(y, g, tup):
     t[y] = vstack_vjp(t[g], tup)
 
 
 @adjoint(oh.column_stack_vjp, "column_stack_vjp", shape_only=("tup",))
-def column_stack_vjp(y, g, tup):
+def column_stack_vjp_rule(y, g, tup):
     d[g] = np.column_stack(d[y])
 
 
 @tangent(oh.column_stack_vjp, shape_only=("tup",))
-def column_stack_vjp_(y, g, tup):
+def column_stack_vjp_rule_(y, g, tup):
     t[y] = column_stack_vjp(t[g], tup)
 
 
 @adjoint(oh.split_vjp, "split_vjp", shape_only=("ary", "indices_or_sections"))
-def split_vjp(y, g, ary, indices_or_sections, axis=0):
+def split_vjp_rule(y, g, ary, indices_or_sections, axis=0):
     d[g] = np.array_split(d[y], indices_or_sections, axis)
 
 
 @tangent(oh.split_vjp, shape_only=("ary", "indices_or_sections"))
-def split_vjp_(y, g, ary, indices_or_sections, axis=0):
+def split_vjp_rule_(y, g, ary, indices_or_sections, axis=0):
     t[y] = split_vjp(t[g], ary, indices_or_sections, axis)
 
 
 @adjoint(oh.array_vjp, "array_vjp", shape_only=("obj",))
-def array_vjp(y, g, obj):
+def array_vjp_rule(y, g, obj):
     d[g] = np.array(d[y])
 
 
 @tangent(oh.array_vjp, shape_only=("obj",))
-def array_vjp_(y, g, obj):
+def array_vjp_rule_(y, g, obj):
     t[y] = array_vjp(t[g], obj)
 
 

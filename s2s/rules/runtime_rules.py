@@ -5,7 +5,7 @@ Helpers written in plain NumPy (matmul_vjp_a, ...) need no rule: s2s reads
 their source and differentiates through them like a user's helper.
 """
 from .. import runtime as rt
-from .registry import adjoint, nondiff, register
+from .registry import adjoint, nondiff, register, tangent
 
 # Tape operations.  Their adjoints use the tape's own adjoint (another stack);
 # the reverse pass implements them directly (see transforms/reverse.py).
@@ -14,6 +14,16 @@ register(rt.push, "push")
 register(rt.pop, "pop")
 register(rt.restore, "restore")      # typed tapes (compiled backends); not differentiated again
 register(rt.copy_value, "copy_value", fresh=True)
+
+
+@adjoint(rt.copy_value, "copy_value")
+def copy_value(y, x):
+    d[x] = d[y]
+
+
+@tangent(rt.copy_value, "copy_value")
+def copy_value_t(y, x):
+    t[y] = copy_value(t[x])
 
 for _fn in (rt.seed_cotangent, rt.reduced_size, rt.extremum_weights, rt.tie_weight,
             rt.inverse_axes, rt.float_dtype_flag):
@@ -97,6 +107,11 @@ register(rt.build_record, "build_record")   # containers are split apart before 
 @adjoint(rt.setitem_cotangent, "setitem_cotangent", shape_only=("like",))
 def setitem_cotangent(y, g, index, like):
     d[g] = getitem_vjp(broadcast_like(d[y], setitem_cotangent(g, index, like)), g, index)
+
+
+@tangent(rt.setitem_cotangent, "setitem_cotangent", shape_only=("like",))
+def setitem_cotangent_t(y, g, index, like):
+    t[y] = setitem_cotangent(t[g], index, like)
 
 
 # ----- Batching helpers (vmap) ---------------------------------------------------

@@ -35,114 +35,114 @@ if sp is not None:
     _adj, _tan = _op("expit")
 
     @_adj
-    def expit(y, x):
+    def expit_rule(y, x):
         d[x] = d[y] * y * (1.0 - y)
 
     @_tan
-    def expit_(y, x):
+    def expit_rule_(y, x):
         t[y] = t[x] * y * (1.0 - y)
 
     _adj, _tan = _op("logit")
 
     @_adj
-    def logit(y, x):
+    def logit_rule(y, x):
         d[x] = d[y] / (x * (1.0 - x))
 
     @_tan
-    def logit_(y, x):
+    def logit_rule_(y, x):
         t[y] = t[x] / (x * (1.0 - x))
 
     _adj, _tan = _op("erf")
 
     @_adj
-    def erf(y, x):
+    def erf_rule(y, x):
         d[x] = d[y] * 1.1283791670955126 * np.exp(-x * x)
 
     @_tan
-    def erf_(y, x):
+    def erf_rule_(y, x):
         t[y] = t[x] * 1.1283791670955126 * np.exp(-x * x)
 
     _adj, _tan = _op("erfc")
 
     @_adj
-    def erfc(y, x):
+    def erfc_rule(y, x):
         d[x] = -d[y] * 1.1283791670955126 * np.exp(-x * x)
 
     @_tan
-    def erfc_(y, x):
+    def erfc_rule_(y, x):
         t[y] = -t[x] * 1.1283791670955126 * np.exp(-x * x)
 
     _adj, _tan = _op("gammaln")
 
     @_adj
-    def gammaln(y, x):
+    def gammaln_rule(y, x):
         d[x] = d[y] * digamma(x)
 
     @_tan
-    def gammaln_(y, x):
+    def gammaln_rule_(y, x):
         t[y] = t[x] * digamma(x)
 
     _adj, _tan = _op("digamma")
 
     @_adj
-    def digamma(y, x):
+    def digamma_rule(y, x):
         d[x] = d[y] * polygamma(1, x)
 
     @_tan
-    def digamma_(y, x):
+    def digamma_rule_(y, x):
         t[y] = t[x] * polygamma(1, x)
 
     _adj, _tan = _op("polygamma", broadcasts=True, shape_only=("n",))
 
     @_adj
-    def polygamma(y, n, x):
+    def polygamma_rule(y, n, x):
         d[x] = d[y] * polygamma(n + 1, x)
 
     @_tan
-    def polygamma_(y, n, x):
+    def polygamma_rule_(y, n, x):
         t[y] = t[x] * polygamma(n + 1, x)
 
     _adj, _tan = _op("xlogy", broadcasts=True)
 
     @_adj
-    def xlogy(z, x, y):
+    def xlogy_rule(z, x, y):
         d[x] = d[z] * np.log(y)
         d[y] = d[z] * x / y
 
     @_tan
-    def xlogy_(z, x, y):
+    def xlogy_rule_(z, x, y):
         t[z] = t[x] * np.log(y) + t[y] * x / y
 
     _adj, _tan = _op("logsumexp")
 
     @_adj
-    def logsumexp(y, a, axis=None, b=None, keepdims=False):
+    def logsumexp_rule(y, a, axis=None, b=None, keepdims=False):
         d[a] = expand_reduced(d[y], a, axis, keepdims) * logsumexp_weights(a, y, axis, b, keepdims)
         d[b] = logsumexp_vjp_b(d[y], a, y, axis, b, keepdims)
 
     @_tan
-    def logsumexp_(y, a, axis=None, b=None, keepdims=False):
+    def logsumexp_rule_(y, a, axis=None, b=None, keepdims=False):
         t[y] = (np.sum(t[a] * logsumexp_weights(a, y, axis, b, keepdims), axis=axis, keepdims=keepdims)
                 + np.sum(t[b] * logsumexp_weights(a, y, axis, None, keepdims), axis=axis, keepdims=keepdims))
 
     _adj, _tan = _op("softmax")
 
     @_adj
-    def softmax(y, x, axis=None):
+    def softmax_rule(y, x, axis=None):
         d[x] = softmax_vjp(d[y], y, axis)
 
     @_tan
-    def softmax_(y, x, axis=None):
+    def softmax_rule_(y, x, axis=None):
         t[y] = y * t[x] - y * np.sum(t[x] * y, axis=axis, keepdims=True)
 
     _adj, _tan = _op("log_softmax")
 
     @_adj
-    def log_softmax(y, x, axis=None):
+    def log_softmax_rule(y, x, axis=None):
         d[x] = d[y] - np.exp(y) * np.sum(d[y], axis=axis, keepdims=True)
 
     @_tan
-    def log_softmax_(y, x, axis=None):
+    def log_softmax_rule_(y, x, axis=None):
         t[y] = t[x] - np.sum(t[x] * np.exp(y), axis=axis, keepdims=True)
 
 # Readable (differentiated through): logsumexp_weights logsumexp_vjp_b softmax_vjp.

@@ -217,7 +217,7 @@ class ForwardBuilder:
         if st == ZERO:
             code.append(assign(t, _call(rt.zeros_like, [name(var)])))
         elif st == SHARED:
-            code.append(assign(t, _call(np.copy, [name(t)])))
+            code.append(assign(t, _call(rt.copy_value, [name(t)])))
         elif st == MAYBE:
             code.append(assign(t, gast.BinOp(name(t), gast.Add(), _call(rt.zeros_like, [name(var)]))))
         state[var] = OWNED

@@ -447,7 +447,7 @@ class ReverseBuilder:
         if st == ZERO:
             code.append(assign(d, _call(rt.zeros_like, [name(var)])))
         elif st == SHARED:
-            code.append(assign(d, _call(np.copy, [name(d)])))
+            code.append(assign(d, _call(rt.copy_value, [name(d)])))
         elif st == MAYBE:
             code.append(assign(d, gast.BinOp(name(d), gast.Add(), _call(rt.zeros_like, [name(var)]))))
         state[var] = OWNED

@@ -1,0 +1,518 @@
+"""Numba lowering of the runtime helpers generated code calls.
+
+Each `@overload(rt.helper)` is the "lower" entry of that helper: the
+implementation Numba compiles in nopython mode, chosen at typing time from the
+argument types (scalar or array, ndim, None or int axis).  Importing this
+module registers them; generated code keeps calling the same names, so the
+Python backend and the Numba backends run the very same source.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+from numba.cpython.unsafe.tuple import tuple_setitem
+from numba.typed import List
+
+from .. import runtime as rt
+
+
+OVERLOADED: set[int] = set()
+_overload = overload
+
+
+def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
+    OVERLOADED.add(id(fn))
+    return _overload(fn, *args, **kwargs)
+
+
+def _is_array(t) -> bool:
+    return isinstance(t, types.Array)
+
+
+def _is_none(t) -> bool:
+    return t is None or isinstance(t, (types.NoneType, types.Omitted)) and getattr(t, "value", None) is None
+
+
+def _scalarish(t) -> bool:
+    return isinstance(t, (types.Number, types.Boolean)) or (_is_array(t) and t.ndim == 0)
+
+
+# ----- tapes -----------------------------------------------------------------------
+@overload(rt.stack, inline="always")
+def _stack():
+    def impl():
+        return List()
+    return impl
+
+
+@overload(rt.push, inline="always")
+def _push(st, value):
+    def impl(st, value):
+        st.append(value)
+    return impl
+
+
+@overload(rt.pop, inline="always")
+def _pop(st):
+    def impl(st):
+        return st.pop()
+    return impl
+
+
+@overload(rt.restore, inline="always")
+def _restore(st, current):
+    def impl(st, current):
+        st.pop()
+        if len(st) > 0:
+            return st[-1]
+        return current
+    return impl
+
+
+@overload(rt.copy_value)
+def _copy_value(x):
+    if _is_array(x):
+        return lambda x: x.copy()
+    return lambda x: x
+
+
+# ----- seeds, zeros -------------------------------------------------------------------
+@overload(rt.seed_cotangent)
+def _seed(y):
+    if _is_array(y) and y.ndim > 0:
+        def impl(y):
+            raise ValueError("grad requires a function with a scalar output")
+        return impl
+    return lambda y: 1.0
+
+
+@overload(rt.zeros_like)
+def _zeros_like(x):
+    if _is_array(x):
+        return lambda x: np.zeros(x.shape)
+    if isinstance(x, types.ListType):
+        def impl(x):
+            return List.empty_list(x.item_type)
+        return impl
+    return lambda x: 0.0
+
+
+@overload(rt.stop_gradient)
+def _stop_gradient(x):
+    return lambda x: x
+
+
+@overload(rt.to_float)
+def _to_float(x):
+    return lambda x: float(x)
+
+
+# ----- shape bookkeeping: flat index maps ------------------------------------------------
+@numba.njit(cache=True)
+def _reduced_flat_index(flat, full_shape, kshape):
+    """Flat index into a reduction's result (laid out with kept size-1 axes `kshape`)
+    for flat index `flat` of the full array."""
+    rem = flat
+    j = 0
+    mult = 1
+    for d in range(len(full_shape) - 1, -1, -1):
+        idx = rem % full_shape[d]
+        rem //= full_shape[d]
+        if kshape[d] != 1:
+            j += idx * mult
+        mult *= kshape[d]
+    return j
+
+
+@numba.njit(cache=True)
+def _kept_shape(shape, red):
+    out = shape
+    for d in range(len(shape)):
+        if red[d]:
+            out = tuple_setitem(out, d, 1)
+    return out
+
+
+def _axis_mask_impl(axis_type):
+    """A function (axis, ndim) -> boolean mask of reduced axes, specialized on the axis type."""
+    if _is_none(axis_type):
+        def mask(axis, nd):
+            return np.ones(nd, dtype=np.bool_)
+    elif isinstance(axis_type, types.Integer):
+        def mask(axis, nd):
+            m = np.zeros(nd, dtype=np.bool_)
+            m[axis % nd] = True
+            return m
+    elif isinstance(axis_type, types.BaseTuple):
+        def mask(axis, nd):
+            m = np.zeros(nd, dtype=np.bool_)
+            for a in axis:
+                m[a % nd] = True
+            return m
+    else:
+        return None
+    return numba.njit(mask)
+
+
+def _n_reduced(axis_type, nd):
+    if _is_none(axis_type):
+        return nd
+    if isinstance(axis_type, types.Integer):
+        return 1
+    return len(axis_type)
+
+
+def _keepdims_value(keepdims):
+    if isinstance(keepdims, types.BooleanLiteral):
+        return keepdims.literal_value
+    if isinstance(keepdims, types.Omitted):
+        return bool(keepdims.value)
+    if keepdims is None or isinstance(keepdims, types.NoneType):
+        return False
+    if isinstance(keepdims, types.Boolean):
+        return None          # not a constant: refuse (generated code passes constants)
+    return None
+
+
+# ----- unbroadcast / expand ---------------------------------------------------------------
+@overload(rt.unbroadcast)
+def _unbroadcast(g, x):
+    if not _is_array(g) or g.ndim == 0:
+        return lambda g, x: g
+    if not _is_array(x) or x.ndim == 0:
+        return lambda g, x: np.sum(g)
+    if g.ndim < x.ndim:
+        return None
+    same_rank = g.ndim == x.ndim
+
+    def impl(g, x):
+        if same_rank and g.shape == x.shape:
+            return np.ascontiguousarray(g).reshape(x.shape)
+        xs = x.shape
+        gs = g.shape
+        off = len(gs) - len(xs)
+        out = np.zeros(x.size)
+        gc = np.ascontiguousarray(g).ravel()
+        for flat in range(gc.size):
+            rem = flat
+            xi = 0
+            mult = 1
+            for d in range(len(gs) - 1, -1, -1):
+                idx = rem % gs[d]
+                rem //= gs[d]
+                if d >= off:
+                    xd = d - off
+                    if xs[xd] != 1:
+                        xi += idx * mult
+                    mult *= xs[xd]
+            out[xi] += gc[flat]
+        return out.reshape(xs)
+    return impl
+
+
+@overload(rt.broadcast_like)
+def _broadcast_like(g, x):
+    if not _is_array(x):
+        return lambda g, x: g
+    return lambda g, x: np.ascontiguousarray(np.broadcast_to(g, x.shape))
+
+
+@overload(rt.expand_reduced)
+def _expand_reduced(g, x, axis=None, keepdims=False):
+    if not _is_array(x) or x.ndim == 0:
+        return lambda g, x, axis=None, keepdims=False: g
+    if not _is_array(g) or g.ndim == 0:
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g * 1.0)
+    mask_of = _axis_mask_impl(axis)
+    if mask_of is None:
+        return None
+    nd = x.ndim
+
+    def impl(g, x, axis=None, keepdims=False):
+        kshape = _kept_shape(x.shape, mask_of(axis, nd))
+        gc = np.ascontiguousarray(g).ravel()
+        out = np.empty(x.size)
+        for flat in range(x.size):
+            out[flat] = gc[_reduced_flat_index(flat, x.shape, kshape)]
+        return out.reshape(x.shape)
+    return impl
+
+
+@overload(rt.reduced_size)
+def _reduced_size(x, axis=None):
+    if not _is_array(x):
+        return lambda x, axis=None: 1.0
+    mask_of = _axis_mask_impl(axis)
+    nd = x.ndim
+
+    def impl(x, axis=None):
+        red = mask_of(axis, nd)
+        n = 1.0
+        for d in range(nd):
+            if red[d]:
+                n *= x.shape[d]
+        return n
+    return impl
+
+
+def reduce_sum(x, axis=None, keepdims=False):
+    """np.sum with axis/keepdims, as compiled code calls it."""
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_max(x, axis=None, keepdims=False):
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_min(x, axis=None, keepdims=False):
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_prod(x, axis=None, keepdims=False):
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_mean(x, axis=None, keepdims=False):
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+def _reduce_lower(kind):
+    whole = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[kind]
+    start = {"sum": 0.0, "max": -np.inf, "min": np.inf, "prod": 1.0}[kind]
+
+    def lower(x, axis=None, keepdims=False):
+        if not _is_array(x):
+            return lambda x, axis=None, keepdims=False: x
+        keep = _keepdims_value(keepdims)
+        if keep is None:
+            return None
+        if _is_none(axis) and not keep:
+            return lambda x, axis=None, keepdims=False: whole(x)
+        mask_of = _axis_mask_impl(axis)
+        if mask_of is None:
+            return None
+        nd = x.ndim
+        nred = _n_reduced(axis, nd)
+
+        def impl(x, axis=None, keepdims=False):
+            red = mask_of(axis, nd)
+            kshape = _kept_shape(x.shape, red)
+            size = 1
+            for d in range(nd):
+                size *= kshape[d]
+            out = np.full(size, start)
+            xc = np.ascontiguousarray(x).ravel()
+            for flat in range(xc.size):
+                j = _reduced_flat_index(flat, x.shape, kshape)
+                v = xc[flat]
+                if kind == "sum":
+                    out[j] += v
+                elif kind == "prod":
+                    out[j] *= v
+                elif kind == "max":
+                    if v > out[j]:
+                        out[j] = v
+                elif v < out[j]:
+                    out[j] = v
+            if keep:
+                return out.reshape(kshape)
+            oshape = x.shape[nred:]
+            k = 0
+            for d in range(nd):
+                if not red[d]:
+                    oshape = tuple_setitem(oshape, k, x.shape[d])
+                    k += 1
+            return out.reshape(oshape)
+        return impl
+    return lower
+
+
+for _fn, _kind in ((reduce_sum, "sum"), (reduce_max, "max"), (reduce_min, "min"), (reduce_prod, "prod")):
+    overload(_fn)(_reduce_lower(_kind))
+
+
+@overload(reduce_mean)
+def _reduce_mean(x, axis=None, keepdims=False):
+    def impl(x, axis=None, keepdims=False):
+        return reduce_sum(x, axis, keepdims) / rt.reduced_size(x, axis)
+    return impl
+
+
+# ----- reversed ranges ----------------------------------------------------------------------
+def reversed_range(*args):
+    """reversed(range(*args)) as a range (Numba compiles ranges, not reversed())."""
+    return range(*args)[::-1]
+
+
+@overload(reversed_range)
+def _reversed_range(*args):
+    n = len(args[0]) if isinstance(args[0], types.BaseTuple) else len(args)
+    if n == 1:
+        def impl1(*args):
+            stop = args[0]
+            return range(stop - 1, -1, -1)
+        return impl1
+    if n == 2:
+        def impl2(*args):
+            return range(args[1] - 1, args[0] - 1, -1)
+        return impl2
+
+    def impl3(*args):
+        a, b, c = args[0], args[1], args[2]
+        count = len(range(a, b, c))
+        if count <= 0:
+            return range(0, 0, 1)
+        return range(a + (count - 1) * c, a - c, -c)
+    return impl3
+
+
+# ----- elementwise helpers ------------------------------------------------------------------
+@overload(rt.tie_weight)
+def _tie_weight(a, b):
+    if _is_array(a) or _is_array(b):
+        def impl(a, b):
+            return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+        return impl
+
+    def scalar(a, b):
+        if a > b:
+            return 1.0
+        if a == b:
+            return 0.5
+        return 0.0
+    return scalar
+
+
+@overload(rt.extremum_weights)
+def _extremum_weights(x, y, axis=None, keepdims=False):
+    if not _is_array(x):
+        return lambda x, y, axis=None, keepdims=False: 1.0
+
+    def impl(x, y, axis=None, keepdims=False):
+        hit = (x == rt.expand_reduced(y, x, axis, keepdims)).astype(np.float64)
+        count = rt.expand_reduced(reduce_sum(hit, axis, keepdims), x, axis, keepdims)
+        return hit / count
+    return impl
+
+
+@overload(rt.add_at)
+def _add_at(a, index, v):
+    if isinstance(index, types.Array):
+        if _is_array(v):
+            def impl_arr(a, index, v):
+                for k in range(index.size):
+                    a[index[k]] += v[k]
+            return impl_arr
+
+        def impl_scalar(a, index, v):
+            for k in range(index.size):
+                a[index[k]] += v
+        return impl_scalar
+
+    def impl(a, index, v):
+        a[index] += v
+    return impl
+
+
+@overload(rt.setitem_cotangent)
+def _setitem_cotangent(g, index, like):
+    if isinstance(index, types.Array):
+        return None
+
+    def impl(g, index, like):
+        return rt.unbroadcast(rt.copy_value(g[index]), like)
+    return impl
+
+
+# ----- products -----------------------------------------------------------------------
+def _mm_case(a, b):
+    return (a.ndim if _is_array(a) else 0, b.ndim if _is_array(b) else 0)
+
+
+@overload(rt.matmul_vjp_a)
+def _matmul_vjp_a(g, a, b):
+    case = _mm_case(a, b)
+    if case == (1, 1):
+        return lambda g, a, b: g * b
+    if case == (2, 1):
+        return lambda g, a, b: np.outer(g, b)
+    if case == (1, 2):
+        return lambda g, a, b: np.dot(np.ascontiguousarray(b), np.ascontiguousarray(g))
+    if case == (2, 2):
+        return lambda g, a, b: np.dot(np.ascontiguousarray(g), np.ascontiguousarray(b.T))
+    return None
+
+
+@overload(rt.matmul_vjp_b)
+def _matmul_vjp_b(g, a, b):
+    case = _mm_case(a, b)
+    if case == (1, 1):
+        return lambda g, a, b: g * a
+    if case == (2, 1):
+        return lambda g, a, b: np.dot(np.ascontiguousarray(a.T), np.ascontiguousarray(g))
+    if case == (1, 2):
+        return lambda g, a, b: np.outer(a, g)
+    if case == (2, 2):
+        return lambda g, a, b: np.dot(np.ascontiguousarray(a.T), np.ascontiguousarray(g))
+    return None
+
+
+@overload(rt.dot_vjp_a)
+def _dot_vjp_a(g, a, b):
+    if not _is_array(a) or not _is_array(b):
+        return lambda g, a, b: rt.unbroadcast(g * b, a)
+    return lambda g, a, b: rt.matmul_vjp_a(g, a, b)
+
+
+@overload(rt.dot_vjp_b)
+def _dot_vjp_b(g, a, b):
+    if not _is_array(a) or not _is_array(b):
+        return lambda g, a, b: rt.unbroadcast(g * a, b)
+    return lambda g, a, b: rt.matmul_vjp_b(g, a, b)
+
+
+@overload(rt.inverse_axes)
+def _inverse_axes(axes):
+    if _is_none(axes):
+        return lambda axes: None
+    return lambda axes: np.argsort(np.array(axes))
+
+
+@overload(rt.float_dtype_flag)
+def _float_dtype_flag(dtype):
+    return lambda dtype: 1.0
+
+
+def np_asarray(x):
+    return np.asarray(x)
+
+
+@overload(np_asarray)
+def _np_asarray(x):
+    if _is_array(x):
+        return lambda x: x
+    return lambda x: np.array(x)
+
+
+@overload(rt.choose)
+def _choose(index, *options):
+    def impl(index, *options):
+        return options[index]
+    return impl
+
+
+@overload(rt.pick_cotangent)
+def _pick_cotangent(g, index, k, like):
+    def impl(g, index, k, like):
+        if index == k:
+            return g
+        return g * 0.0
+    return impl
+
+
+@_overload(np.ndim)
+def _np_ndim(a):
+    n = a.ndim if _is_array(a) else 0
+    return lambda a: n
