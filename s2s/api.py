@@ -97,6 +97,9 @@ def _origin(fn: Callable) -> str:
     return f"{code.co_filename}:{code.co_firstlineno} ({fn.__qualname__})"
 
 
+STATS = {"generated": 0, "loaded": 0}   # how often _build generated source vs reloaded it from disk
+
+
 def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
            options: tuple = ()) -> Generated:
     key = (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options)
@@ -104,6 +107,44 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
+    gen = _load_from_disk(src_fn, key)
+    if gen is None:
+        gen = _generate(src_fn, transform, argnums, tuple_out, has_aux, options)
+    with _LOCK:
+        _CACHE[key] = gen
+    return gen
+
+
+def _disk_key(src_fn, key) -> str | None:
+    from .codegen import diskcache
+    return diskcache.key_for(src_fn, key[2:])
+
+
+def _load_from_disk(src_fn, key) -> Generated | None:
+    from .codegen import diskcache
+    from .frontend.normalize import base_namespace
+    dkey = _disk_key(src_fn, key)
+    if dkey is None:
+        return None
+    opts = dict(key[-1])
+    entry = diskcache.load(dkey, base_namespace())
+    if entry is None:
+        return None
+    source, path, fname, namespace, origin = entry
+    backend = opts.get("backend", "python")
+    if backend == "numba":
+        from .backends import numba_cpu
+        namespace = numba_cpu.compiled_namespace(namespace)
+    fn = emit.load_function(source, path, fname, namespace)
+    if backend == "numba":
+        fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
+    STATS["loaded"] += 1
+    return Generated(fn, source, path, origin)
+
+
+def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
+              options: tuple = ()) -> Generated:
+    key = (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options)
     parsed = parse_function(src_fn)
     nparams = len(parsed.node.args.args)
     for a in argnums:
@@ -148,10 +189,17 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
     fn = emit.load_function(text, path, name, nf.namespace)
     if backend == "numba":
         fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
-    gen = Generated(fn, text, path, origin)
-    with _LOCK:
-        _CACHE[key] = gen
-    return gen
+    STATS["generated"] += 1
+    dkey = _disk_key(src_fn, key)
+    if dkey is not None:
+        from .codegen import diskcache
+        from .frontend.normalize import base_namespace
+        base = base_namespace()
+        if backend == "numba":
+            base = numba_cpu.compiled_namespace(base)
+        diskcache.store(dkey, path, name, nf.namespace, base, nf.deps + [src_fn.__code__.co_filename], origin,
+                        getattr(src_fn, "__module__", None))
+    return Generated(fn, text, path, origin)
 
 
 def _check_differentiable(x: Any, position: int, fn: Callable) -> None:

@@ -99,13 +99,25 @@ def _read(path: str) -> str | None:
 
 
 def load_function(source: str, path: str, fname: str, namespace: dict[str, Any]):
-    """Compile `source` (already written at `path`) and return function `fname`."""
-    glb = dict(namespace)
-    glb["__name__"] = "s2s_generated." + os.path.basename(path)[:-3]
+    """Compile `source` (already written at `path`) as a module and return function `fname`.
+
+    The module is registered in sys.modules under a name derived from its file, so
+    tools that look functions up by module (inspect, pickle, Numba's on-disk cache)
+    find it, in this process and in the next one that loads the same file.
+    """
+    import sys
+    import types
+    modname = "s2s_generated_" + re.sub(r"[^A-Za-z0-9_]", "_", os.path.basename(path)[:-3])
+    module = types.ModuleType(modname)
+    module.__file__ = path
+    glb = module.__dict__
+    glb.update(namespace)
+    glb["__name__"] = modname
     glb["__file__"] = path
     code = compile(source, path, "exec")
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     exec(code, glb)
+    sys.modules[modname] = module
     return glb[fname]
 
 

@@ -172,6 +172,7 @@ class NormalizedFunction:
     namespace: dict[str, Any]   # globals of the generated module
     source: SourceInfo
     params: list[str]
+    deps: list[str] = dataclasses.field(default_factory=list)   # source files read (for the disk cache)
 
 
 class Normalizer:
@@ -188,6 +189,7 @@ class Normalizer:
         self.aggregates: dict[str, list[str]] = {}   # split tuples/lists/dicts: var -> element vars
         self.agg_meta: dict[str, tuple] = {}          # var -> (kind, keys, class name) of its container
         self.inline_stack: list[Any] = [parsed.fn]
+        self.deps: set[str] = {parsed.source.filename}
         self.frame: Frame | None = None
 
     # ----- errors -------------------------------------------------------------
@@ -233,7 +235,7 @@ class Normalizer:
         for n in gast.walk(new):
             if hasattr(n, "lineno") and not hasattr(n, "s2s_src"):
                 n.s2s_src = self.top.source
-        return NormalizedFunction(new, self.ns, self.top.source, params)
+        return NormalizedFunction(new, self.ns, self.top.source, params, sorted(self.deps))
 
     # ----- statements ---------------------------------------------------------
     def stmts(self, body: list) -> tuple[list, bool]:
@@ -1132,6 +1134,7 @@ class Normalizer:
                              node, "rewrite the recursion as a loop")
         parsed = parse_function(fn)
         fence(parsed)
+        self.deps.add(parsed.source.filename)
         fdef = parsed.node
         if fdef.args.kwonlyargs or fdef.args.posonlyargs:
             raise parsed.source.error(UnsupportedSyntaxError, "keyword-only parameters are not supported in helpers", fdef)

@@ -1,0 +1,166 @@
+"""The on-disk index of generated modules, so a new process does not regenerate.
+
+An entry maps a key (the transform, its options, the s2s version of the rule
+tables and passes, and the source function's identity) to the generated file,
+plus what is needed to trust and reload it:
+- the hash of every source file the generation read (the user's files and
+  any helper modules); a changed file invalidates the entry;
+- how to rebind the generated module's injected globals (module + attribute);
+- the generated file's own content hash (its name carries it): a truncated or
+  edited file is detected and rebuilt, never run.
+Writes are atomic (temporary file + rename), so concurrent writers are safe;
+the directory is private to the user (0700).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import sys
+import tempfile
+from typing import Any
+
+from . import emit
+
+_FILE_HASHES: dict[str, tuple[float, str]] = {}
+_MISSING = object()
+
+
+def file_hash(path: str) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    hit = _FILE_HASHES.get(path)
+    if hit and hit[0] == st.st_mtime:
+        return hit[1]
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    _FILE_HASHES[path] = (st.st_mtime, digest)
+    return digest
+
+
+def s2s_version() -> str:
+    """A hash of the package's own sources: any change to rules or passes invalidates the cache."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    for dirpath, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                h.update((file_hash(os.path.join(dirpath, name)) or "").encode())
+    return h.hexdigest()[:16]
+
+
+_VERSION: str | None = None
+
+
+def key_for(fn: Any, spec: tuple) -> str | None:
+    """A stable key for transforming `fn` with `spec`, or None if fn cannot be keyed."""
+    global _VERSION
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    # Defaults and closure values are part of what the code means (lambdas made in a loop
+    # share their source): key on them when they are plain constants, else do not persist.
+    extra = []
+    for value in list(fn.__defaults__ or ()) + [c.cell_contents for c in (fn.__closure__ or ())
+                                                if _cell_filled(c)]:
+        if not _plain(value):
+            return None
+        extra.append(repr(value))
+    if _VERSION is None:
+        _VERSION = s2s_version()
+    ident = (code.co_filename, code.co_firstlineno, getattr(fn, "__qualname__", ""), repr(spec), tuple(extra),
+             _VERSION)
+    return hashlib.sha256(repr(ident).encode()).hexdigest()[:32]
+
+
+def _cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def _plain(value) -> bool:
+    if isinstance(value, (int, float, str, bool, type(None))):
+        return True
+    if isinstance(value, tuple):
+        return all(_plain(v) for v in value)
+    return False
+
+
+def _index_path(key: str) -> str:
+    d = os.path.join(emit.cache_dir(), "index")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    return os.path.join(d, key + ".json")
+
+
+def _module_attr(obj: Any) -> tuple[str, str] | None:
+    """Where a global object can be found again in a new process (module, attribute)."""
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or modname.startswith("s2s_generated"):
+            continue
+        try:
+            d = vars(mod)
+        except TypeError:
+            continue
+        for attr, val in d.items():
+            if val is obj and not attr.startswith("__"):
+                return modname, attr
+    return None
+
+
+def store(key: str, path: str, fname: str, namespace: dict[str, Any], base: dict[str, Any],
+          deps: list[str], origin: str, home_module: str | None = None) -> None:
+    """Record an entry (silently skipped if an injected global cannot be found again)."""
+    bindings = {}
+    home = sys.modules.get(home_module) if home_module else None
+    for name, obj in namespace.items():
+        if name in base and base[name] is obj:
+            continue
+        if home is not None and getattr(home, name, _MISSING) is obj:   # the usual case: same name, same module
+            bindings[name] = ["attr", home_module, name]
+            continue
+        where = None if isinstance(obj, (int, float, str, bool, type(None))) else _module_attr(obj)
+        if where is None:
+            return
+        bindings[name] = ["attr", where[0], where[1]]
+    entry = {"path": path, "fname": fname, "origin": origin, "bindings": bindings,
+             "deps": {d: file_hash(d) for d in sorted(set(deps)) if d and os.path.exists(d)}}
+    target = _index_path(key)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(entry, f)
+    os.replace(tmp, target)
+
+
+def load(key: str, base: dict[str, Any]) -> tuple[str, str, str, dict, str] | None:
+    """(source, path, fname, namespace, origin) of a valid entry, or None (missing, stale, corrupt)."""
+    target = _index_path(key)
+    try:
+        with open(target) as f:
+            entry = json.load(f)
+        path, fname = entry["path"], entry["fname"]
+        for dep, digest in entry["deps"].items():
+            if file_hash(dep) != digest:
+                return None
+        with open(path) as f:
+            source = f.read()
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    # the file name carries the hash of its contents: a damaged file is rebuilt, never run
+    if not os.path.basename(path).endswith(hashlib.sha256(source.encode()).hexdigest()[:16] + ".py"):
+        return None
+    namespace = dict(base)
+    try:
+        for name, spec in entry["bindings"].items():
+            if spec[0] == "const":
+                namespace[name] = spec[1]
+            else:
+                namespace[name] = getattr(importlib.import_module(spec[1]), spec[2])
+    except (ImportError, AttributeError):
+        return None
+    return source, path, fname, namespace, entry.get("origin", "")
