@@ -45,7 +45,7 @@ def _counting(monkeypatch, attr):
 
 
 def _generated_files(cache_dir, stem):
-    return sorted(glob.glob(os.path.join(str(cache_dir), f"{stem}_*.py")))
+    return sorted(glob.glob(os.path.join(str(cache_dir), "**", f"{stem}_*.py"), recursive=True))
 
 
 # ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 Most tests call `s2s.cli.main([...])` in-process and read stdout/stderr with
 capsys; one runs `python -m s2s` in a subprocess to check the real entry point.
 """
+import glob
 import os
 import subprocess
 import sys
@@ -215,7 +216,7 @@ def test_python_dash_m_s2s(tmp_path):
     assert proc.stdout.startswith(header)
     assert "def loss_grad(w, X, y):" in proc.stdout
     # The generated module was written to the cache directory.
-    written = os.listdir(tmp_path / "cache")
+    written = [os.path.basename(p) for p in glob.glob(str(tmp_path / "cache" / "**" / "*.py"), recursive=True)]
     assert any(name.startswith("loss_grad_") and name.endswith(".py") for name in written), written
 
 

@@ -41,15 +41,22 @@ def file_hash(path: str) -> str | None:
     return digest
 
 
+_PKG_VERSION: str | None = None
+
+
 def s2s_version() -> str:
     """A hash of the package's own sources: any change to rules or passes invalidates the cache."""
+    global _PKG_VERSION
+    if _PKG_VERSION is not None:
+        return _PKG_VERSION
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.sha256()
     for dirpath, _, files in sorted(os.walk(root)):
         for name in sorted(files):
             if name.endswith(".py"):
                 h.update((file_hash(os.path.join(dirpath, name)) or "").encode())
-    return h.hexdigest()[:16]
+    _PKG_VERSION = h.hexdigest()[:16]
+    return _PKG_VERSION
 
 
 _VERSION: str | None = None

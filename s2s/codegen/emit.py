@@ -81,7 +81,12 @@ def write_module(source: str, stem: str) -> str:
     """Write `source` to a stable path derived from its hash; return the path."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     safe = re.sub(r"[^A-Za-z0-9_]+", "_", stem)[:60]
-    path = os.path.join(cache_dir(), f"{safe}_{digest}.py")
+    # One folder per version of s2s: machine code cached by Numba next to a file never
+    # outlives the s2s that generated it.
+    from .diskcache import s2s_version
+    folder = os.path.join(cache_dir(), "v" + s2s_version()[:8])
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, f"{safe}_{digest}.py")
     if not (os.path.exists(path) and _read(path) == source):
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
         with os.fdopen(fd, "w") as f:

@@ -1,0 +1,280 @@
+"""The CUDA backend: generated per-example code as `numba.cuda` device functions.
+
+One thread computes one element (for an elementwise function) or one example
+(for `vmap`, whose batch axis becomes the grid).  The per-example source is the
+ordinary generated code for the scalar function (its value, or its gradient),
+lowered to scalar `math` calls; a small generated kernel calls it per thread.
+A function whose last step sums an elementwise expression becomes a map
+kernel that accumulates with `cuda.atomic.add`.
+
+Host/device transfers are explicit: inputs are copied with `cuda.to_device`,
+results copied back, and each call's bytes in each direction are recorded in
+`CudaFunction.transfers` (and printed with `verbose=True`).
+
+Test it without a GPU under Numba's simulator: set NUMBA_ENABLE_CUDASIM=1
+before numba.cuda is imported (tests/cuda runs in its own pytest process).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any, Callable
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..codegen import emit
+from ..errors import TransformError
+from ..frontend.normalize import name
+
+# np ufunc -> the math function a device function calls on scalars
+_MATH = {np.sin: "sin", np.cos: "cos", np.tan: "tan", np.exp: "exp", np.log: "log", np.sqrt: "sqrt",
+         np.tanh: "tanh", np.sinh: "sinh", np.cosh: "cosh", np.arctan: "atan", np.arcsin: "asin",
+         np.arccos: "acos", np.log1p: "log1p", np.expm1: "expm1", np.absolute: "fabs", np.floor: "floor",
+         np.ceil: "ceil", np.log2: "log2", np.log10: "log10", np.arctan2: "atan2", np.hypot: "hypot"}
+_MATH_IDS = {id(k): v for k, v in _MATH.items()}
+# runtime helpers and what they are on scalars
+_SCALAR_IDENTITY = {id(rt.unbroadcast), id(rt.expand_reduced), id(rt.stop_gradient), id(rt.copy_value),
+                    id(rt.to_float), id(rt.broadcast_like)}
+
+
+class _ScalarLower(gast.NodeTransformer):
+    """Per-example generated code -> scalar code a CUDA device function compiles."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def resolve(self, node):
+        fn = getattr(node, "s2s_fn", None)
+        if fn is not None:
+            return fn
+        parts, f = [], node.func
+        while isinstance(f, gast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name):
+            return None
+        import builtins
+        obj = self.namespace.get(f.id, getattr(builtins, f.id, None))
+        for p in reversed(parts):
+            obj = getattr(obj, p, None)
+        return obj
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        fn = self.resolve(node)
+        if id(fn) in _MATH_IDS:
+            return gast.Call(func=gast.Attribute(name("math"), _MATH_IDS[id(fn)], gast.Load()),
+                             args=node.args, keywords=[])
+        if id(fn) in _SCALAR_IDENTITY:
+            return node.args[0]
+        if fn is rt.seed_cotangent:
+            return gast.Constant(1.0, None)
+        if fn in (rt.zeros_like, np.zeros_like):
+            return gast.Constant(0.0, None)
+        if fn is rt.tie_weight:
+            a, b = node.args
+            return gast.IfExp(gast.Compare(a, [gast.Gt()], [b]), gast.Constant(1.0, None),
+                              gast.IfExp(gast.Compare(copy.deepcopy(a), [gast.Eq()], [copy.deepcopy(b)]),
+                                         gast.Constant(0.5, None), gast.Constant(0.0, None)))
+        if fn is np.where:
+            c, a, b = node.args
+            return gast.IfExp(c, a, b)
+        if fn is np.maximum:
+            return gast.Call(func=name("max"), args=node.args, keywords=[])
+        if fn is np.minimum:
+            return gast.Call(func=name("min"), args=node.args, keywords=[])
+        if fn is np.sign:
+            x = node.args[0]
+            return gast.BinOp(gast.Call(func=name("float"), args=[gast.Compare(x, [gast.Gt()], [gast.Constant(0, None)])],
+                                        keywords=[]), gast.Sub(),
+                              gast.Call(func=name("float"),
+                                        args=[gast.Compare(copy.deepcopy(x), [gast.Lt()], [gast.Constant(0, None)])],
+                                        keywords=[]))
+        if fn in (np.square,):
+            return gast.BinOp(node.args[0], gast.Mult(), copy.deepcopy(node.args[0]))
+        if fn in (np.negative,):
+            return gast.UnaryOp(gast.USub(), node.args[0])
+        if fn in (np.add, np.subtract, np.multiply, np.true_divide, np.power):
+            op = {np.add: gast.Add(), np.subtract: gast.Sub(), np.multiply: gast.Mult(), np.true_divide: gast.Div(),
+                  np.power: gast.Pow()}[fn]
+            return gast.BinOp(node.args[0], op, node.args[1])
+        if fn in (float, abs, max, min, range, len, int, math.sin, math.cos, math.exp, math.log, math.sqrt,
+                  math.tanh) or getattr(fn, "__module__", None) == "math":
+            return node
+        raise TransformError(f"the CUDA target has no per-element form for `{getattr(fn, '__name__', fn)}`",
+                             hint="use elementwise math, or jit(..., target='cpu')")
+
+    def visit_Subscript(self, node):
+        raise TransformError("the CUDA target runs scalar code per thread; this function indexes arrays",
+                             hint="vmap over the array axis instead, or use target='cpu'")
+
+
+class CudaFunction:
+    """A compiled CUDA kernel around a generated device function; call it like the function."""
+
+    def __init__(self, device_src: str, kernel_src: str, path: str, kernel, nout: int, reduce: bool,
+                 in_axes: tuple, origin: str, verbose: bool = False):
+        self.source = device_src + "\n\n" + kernel_src
+        self.path = path
+        self.kernel = kernel
+        self.nout = nout
+        self.reduce = reduce
+        self.in_axes = in_axes
+        self.origin = origin
+        self.verbose = verbose
+        self.transfers = {"to_device_bytes": 0, "to_host_bytes": 0, "calls": 0}
+
+    def __call__(self, *args):
+        from numba import cuda
+        batched = [a for a, ax in zip(args, self.in_axes) if ax is not None]
+        shape = np.shape(batched[0])
+        for a in batched:
+            if np.shape(a) != shape:
+                raise ValueError(f"CUDA target: batched inputs must share one shape, got {np.shape(a)} and {shape}")
+        n = int(np.prod(shape)) if shape else 1
+        dev_args = []
+        for a, ax in zip(args, self.in_axes):
+            if ax is None:
+                dev_args.append(float(a))
+            else:
+                host = np.ascontiguousarray(np.asarray(a, dtype=np.float64)).reshape(-1)
+                self.transfers["to_device_bytes"] += host.nbytes
+                dev_args.append(cuda.to_device(host))
+        outs = [cuda.to_device(np.zeros(1 if self.reduce else n)) for _ in range(self.nout)]
+        threads = 128
+        blocks = max(1, (n + threads - 1) // threads)
+        self.kernel[blocks, threads](n, *dev_args, *outs)
+        results = []
+        for o in outs:
+            host = o.copy_to_host()
+            self.transfers["to_host_bytes"] += host.nbytes
+            results.append(float(host[0]) if self.reduce else host.reshape(shape))
+        self.transfers["calls"] += 1
+        if self.verbose:
+            print(f"s2s cuda: {self.origin}: {n} threads, host->device {self.transfers['to_device_bytes']} B, "
+                  f"device->host {self.transfers['to_host_bytes']} B (cumulative)")
+        return results[0] if self.nout == 1 else tuple(results)
+
+
+def build(jitted, nargs: int) -> Any:
+    """Generate and compile the CUDA version of `jitted.fun` for calls with `nargs` arguments."""
+    from .. import api
+    fun = jitted.fun
+    if isinstance(fun, api.Batched):
+        in_axes = fun._axes_for(nargs)
+        if any(ax not in (0, None) for ax in in_axes):
+            raise TransformError("the CUDA target maps batch axis 0 to the grid; move the batch axis first")
+        example = fun.fun
+        reduce_sum = False
+    else:
+        if isinstance(fun, api.Transformed):
+            raise TransformError(
+                f"jit({fun!r}, target='cuda'): a derivative on the GPU runs one example per thread; "
+                f"say which axis is the batch",
+                hint="use s2s.jit(s2s.vmap(s2s.grad(f)), target='cuda')")
+        in_axes = (0,) * nargs    # an elementwise function: one element per thread
+        example = fun
+        reduce_sum = None          # decided from the source
+    grad_via_jvp = None
+    if isinstance(example, api.Transformed):
+        if isinstance(example.fun, (api.Transformed, api.Batched)):
+            raise TransformError("the CUDA target supports one level of transform")
+        if example.transform == "grad" and not example.has_aux:
+            # Per thread every argument is a scalar: the gradient is forward mode with unit
+            # tangents, which needs no tape (loops and branches just run forward).
+            gen = api._build(api.source_function(example.fun), "jvp", example.argnums, True, False)
+            grad_via_jvp = example
+        else:
+            gen = api._build(api.source_function(example.fun), example.transform, example.argnums,
+                             example.tuple_out, example.has_aux, (("tapes", "per_variable"),))
+    else:
+        gen = api._build(api.source_function(example), "primal", (), False, False)
+    from ..frontend.parse import parse_function
+    parsed = parse_function(gen.fn)
+    fdef = parsed.node
+    namespace = dict(gen.fn.__globals__)
+    if any(isinstance(n, gast.Call) and getattr(n.func, "id", None) == "stack" for n in gast.walk(fdef)):
+        raise TransformError("the CUDA target cannot keep a tape per thread yet (loops that overwrite values)",
+                             hint="use target='cpu' or 'parallel' for this function")
+    # elementwise-then-sum: the device function returns the summed element; the kernel accumulates
+    body = fdef.body
+    ret = body[-1]
+    if reduce_sum is None:
+        reduce_sum = False
+        if isinstance(ret, gast.Return) and isinstance(ret.value, gast.Name):
+            for st in reversed(body[:-1]):
+                if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
+                        and st.targets[0].id == ret.value.id:
+                    call = st.value
+                    fn = _resolve(call, namespace) if isinstance(call, gast.Call) else None
+                    if fn is np.sum and len(call.args) == 1 and not call.keywords:
+                        st.value = call.args[0]
+                        reduce_sum = True
+                    break
+    lowered = _ScalarLower(namespace).visit(copy.deepcopy(fdef))
+    dev_name = f"{fdef.name}_device"
+    lowered.name = dev_name
+    lowered.decorator_list = []
+    nout = len(ret.value.elts) if isinstance(ret.value, gast.Tuple) else 1
+    device_src = emit.to_source(lowered, comments=True)
+    params = [a.id for a in fdef.args.args]
+    extra_devices: list[str] = []
+    if grad_via_jvp is not None:
+        nprim = len(params) - len(grad_via_jvp.argnums)
+        primals = params[:nprim]
+        lines = [f"def {fdef.name}_grad_device({', '.join(primals)}):"]
+        outs = []
+        for k in range(len(grad_via_jvp.argnums)):
+            tangents = ", ".join("1.0" if j == k else "0.0" for j in range(len(grad_via_jvp.argnums)))
+            lines.append(f"    value, d{k} = {dev_name}({', '.join(primals)}, {tangents})")
+            outs.append(f"d{k}")
+        lines.append(f"    return {', '.join(outs)}")
+        extra_devices.append("\n".join(lines) + "\n")
+        device_src = device_src + "\n\n" + extra_devices[0]
+        params = primals
+        nout = len(grad_via_jvp.argnums) if grad_via_jvp.tuple_out else 1
+        entry_device = f"{fdef.name}_grad_device"
+    else:
+        entry_device = dev_name
+    call_args = ", ".join(f"{p}[i]" if ax is not None else p for p, ax in zip(params, in_axes))
+    outs = [f"out{k}" for k in range(nout)]
+    lines = [f"def {fdef.name}_kernel(n, {', '.join(params)}, {', '.join(outs)}):",
+             "    i = cuda.grid(1)",
+             "    if i < n:"]
+    if nout == 1:
+        lines.append(f"        r = {entry_device}({call_args})")
+        lines.append("        cuda.atomic.add(out0, 0, r)" if reduce_sum else "        out0[i] = r")
+    else:
+        lines.append(f"        {', '.join(f'r{k}' for k in range(nout))} = {entry_device}({call_args})")
+        for k in range(nout):
+            lines.append(f"        out{k}[i] = r{k}")
+    kernel_src = "\n".join(lines) + "\n"
+    header = f"# Generated by s2s: CUDA kernel for {gen.origin}\nimport math\nfrom numba import cuda\n\n\n"
+    text = header + device_src + "\n\n" + kernel_src
+    path = emit.write_module(text, fdef.name + "_cuda")
+    from numba import cuda
+    ns = {"math": math, "cuda": cuda}
+    glb = dict(ns)
+    code = compile(text, path, "exec")
+    exec(code, glb)
+    glb[dev_name] = cuda.jit(device=True)(glb[dev_name])
+    if grad_via_jvp is not None:
+        glb[entry_device] = cuda.jit(device=True)(glb[entry_device])
+    kernel = cuda.jit(glb[f"{fdef.name}_kernel"])
+    fn = CudaFunction(device_src, kernel_src, path, kernel, nout, reduce_sum, tuple(in_axes), gen.origin)
+    return api.Generated(fn, text, path, gen.origin)
+
+
+def _resolve(call, namespace):
+    parts, f = [], call.func
+    while isinstance(f, gast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if not isinstance(f, gast.Name) or f.id not in namespace:
+        return None
+    obj = namespace[f.id]
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
