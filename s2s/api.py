@@ -7,6 +7,7 @@ transform's arguments, so `grad(f)` twice generates once.
 from __future__ import annotations
 
 import dataclasses
+import os
 import functools
 import inspect
 import numbers
@@ -152,9 +153,13 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
             raise ArgumentError(f"argnums={a} is out of range: {parsed.source.qualname} takes {nparams} "
                                 f"positional argument{'s' if nparams != 1 else ''}")
     argnums = tuple(a % nparams for a in argnums)
-    nf = normalize(parsed)
-    import re
     opts = dict(options)
+    if transform == "vmap":
+        from .rules.batch_rules import kept_calls
+        nf = normalize(parsed, kept_calls())
+    else:
+        nf = normalize(parsed)
+    import re
     backend = opts.get("backend", "python")
     name = f"{re.sub(r'[^A-Za-z0-9_]', '', src_fn.__name__) or 'fn'}_{transform}"
     wrt = [nf.params[a] for a in argnums]
@@ -783,7 +788,7 @@ def _compile_error(jitted, exc, nargs) -> Exception:
     where = None
     for m in _re.finditer(r'File "([^"]+)", line (\d+)', text):
         path, line = m.group(1), int(m.group(2))
-        if gen is not None and path == gen.path:
+        if gen is not None and os.path.basename(path) == os.path.basename(gen.path):
             lines = gen.source.splitlines()
             for k in range(min(line, len(lines)) - 1, -1, -1):
                 stripped = lines[k].strip()

@@ -532,8 +532,9 @@ def badd_at(a, index, v, ab, vb, size):
             np.add.at(a[b], index, v[b] if vb else v)
 
 
-def bmatmul_vjp_a(g, a, b, ab, bb):
-    """Cotangent of a in y = bmatmul(a, b, ab, bb) (summed over the batch when a is unbatched)."""
+def bmatmul_vjp_a(g, a, b, ab, bb, keep=False):
+    """Cotangent of a in y = bmatmul(a, b, ab, bb): per example with keep=True (vmap of a
+    gradient), else summed over the batch when a is unbatched (gradient of a vmap)."""
     pa = np.ndim(a) - (1 if ab else 0)
     pb = np.ndim(b) - (1 if bb else 0)
     if pa == 1 and pb == 1:
@@ -544,12 +545,12 @@ def bmatmul_vjp_a(g, a, b, ab, bb):
         r = np.sum(b * np.expand_dims(g, -2), axis=-1)
     else:
         r = np.matmul(g, np.swapaxes(b, -1, -2))
-    if not ab:
+    if not ab and not keep:
         r = np.sum(r, axis=0)
     return r
 
 
-def bmatmul_vjp_b(g, a, b, ab, bb):
+def bmatmul_vjp_b(g, a, b, ab, bb, keep=False):
     """Cotangent of b in y = bmatmul(a, b, ab, bb) (summed over the batch when b is unbatched)."""
     pa = np.ndim(a) - (1 if ab else 0)
     pb = np.ndim(b) - (1 if bb else 0)
@@ -561,7 +562,7 @@ def bmatmul_vjp_b(g, a, b, ab, bb):
         r = np.expand_dims(a, -1) * np.expand_dims(g, -2)
     else:
         r = np.matmul(np.swapaxes(a, -1, -2), g)
-    if not bb:
+    if not bb and not keep:
         r = np.sum(r, axis=0)
     return r
 

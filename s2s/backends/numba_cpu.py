@@ -150,7 +150,8 @@ class _Lower(gast.NodeTransformer):
         if fn is np.transpose and len(node.args) == 2:      # x.transpose(axes)
             return gast.Call(func=gast.Attribute(node.args[0], "transpose", gast.Load()), args=[node.args[1]],
                              keywords=[])
-        if fn is np.reshape and len(node.args) == 2 and not node.keywords:     # x.reshape(shape)
+        if fn is np.reshape and len(node.args) == 2 and all(k.arg == "order" and _const(k.value) == "C"
+                                                          for k in node.keywords):     # x.reshape(shape)
             return gast.Call(func=gast.Attribute(_as_array(node.args[0]), "reshape", gast.Load()),
                              args=[node.args[1]], keywords=[])
         if fn is np.matmul and len(node.args) == 2 and not node.keywords:
@@ -173,7 +174,8 @@ class _Lower(gast.NodeTransformer):
 
 
 def _as_array(node):
-    call = gast.Call(func=name("np_asarray"), args=[node], keywords=[])
+    # Numba reshapes only contiguous arrays: copy first when needed (NumPy's reshape copies then too)
+    call = gast.Call(func=gast.Attribute(name("np"), "ascontiguousarray", gast.Load()), args=[node], keywords=[])
     return call
 
 

@@ -473,13 +473,6 @@ def _dot_vjp_b(g, a, b):
     return lambda g, a, b: rt.matmul_vjp_b(g, a, b)
 
 
-@overload(rt.inverse_axes)
-def _inverse_axes(axes):
-    if _is_none(axes):
-        return lambda axes: None
-    return lambda axes: np.argsort(np.array(axes))
-
-
 @overload(rt.float_dtype_flag)
 def _float_dtype_flag(dtype):
     return lambda dtype: 1.0
@@ -516,3 +509,214 @@ def _pick_cotangent(g, index, k, like):
 def _np_ndim(a):
     n = a.ndim if _is_array(a) else 0
     return lambda a: n
+
+
+# ----- op helpers (s2s.ophelpers) whose plain-Python bodies use dynamic tuples ---------------
+from .. import ophelpers as oh  # noqa: E402
+
+
+@overload(oh.dot_vjp_any_a)
+def _dot_vjp_any_a(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: rt.unbroadcast(g * b, a)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return lambda g, a, b: rt.matmul_vjp_a(g, a, b)
+    return None
+
+
+@overload(oh.dot_vjp_any_b)
+def _dot_vjp_any_b(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: rt.unbroadcast(g * a, b)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return lambda g, a, b: rt.matmul_vjp_b(g, a, b)
+    return None
+
+
+@overload(oh.prod_except)
+def _prod_except(x, axis=None):
+    if not _is_array(x) or x.ndim == 0:
+        return lambda x, axis=None: 1.0
+    mask_of = _axis_mask_impl(axis)
+    if mask_of is None:
+        return None
+    nd = x.ndim
+
+    def impl(x, axis=None):
+        # product of the other elements in each reduced group, division-free (exact at zeros)
+        kshape = _kept_shape(x.shape, mask_of(axis, nd))
+        size = 1
+        for d in range(nd):
+            size *= kshape[d]
+        xc = np.ascontiguousarray(x).ravel()
+        groups = np.empty(xc.size, dtype=np.int64)
+        counts = np.zeros(size, dtype=np.int64)
+        for flat in range(xc.size):
+            j = _reduced_flat_index(flat, x.shape, kshape)
+            groups[flat] = j
+            counts[j] += 1
+        out = np.empty(xc.size)
+        for flat in range(xc.size):
+            p = 1.0
+            j = groups[flat]
+            for other in range(xc.size):
+                if other != flat and groups[other] == j:
+                    p *= xc[other]
+            out[flat] = p
+        return out.reshape(x.shape)
+    return impl
+
+
+@overload(rt.balign)
+def _balign(x, peers, flags):
+    # static: ranks and flags are known when Numba types the call
+    if not _is_array(x):
+        return lambda x, peers, flags: x
+    flag_values = [getattr(f, "literal_value", None) for f in getattr(flags, "types", ())]
+    if any(v is None for v in flag_values):
+        return None
+    ranks = [x.ndim - 1]
+    for p, f in zip(peers.types, flag_values):
+        nd = p.ndim if _is_array(p) else 0
+        ranks.append(nd - 1 if f else nd)
+    pad = max(ranks) - (x.ndim - 1)
+    if pad <= 0:
+        return lambda x, peers, flags: x
+    if x.ndim == 1 and pad == 1:
+        return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0], 1))
+    if x.ndim == 1 and pad == 2:
+        return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0], 1, 1))
+    if x.ndim == 2 and pad == 1:
+        return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0], 1, x.shape[1]))
+    return None
+
+
+@overload(rt.batch_size)
+def _batch_size(args, axes, names, axis_size=None):
+    axis_values = [getattr(a, "literal_value", None) if not isinstance(a, types.NoneType) else None
+                   for a in getattr(axes, "types", ())]
+    first = next((i for i, a in enumerate(axis_values) if a is not None), None)
+    if first is None:
+        return lambda args, axes, names, axis_size=None: axis_size
+    ax = axis_values[first]
+
+    def impl(args, axes, names, axis_size=None):
+        return args[first].shape[ax]
+    return impl
+
+
+@overload(rt.baxis)
+def _baxis(axis, x):
+    nd = (x.ndim - 1) if _is_array(x) else 0
+    if _is_none(axis):
+        tup = tuple(range(1, nd + 1))
+        return lambda axis, x: tup
+    if isinstance(axis, types.Integer):
+        return lambda axis, x: axis % nd + 1
+    return None
+
+
+@overload(rt.bseed)
+def _bseed(y):
+    return lambda y: 1.0
+
+
+@overload(rt.bmatmul)
+def _bmatmul(a, b, ab, bb):
+    fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
+    if fa is None or fb is None or not (_is_array(a) and _is_array(b)):
+        return None
+    pa, pb = a.ndim - int(fa), b.ndim - int(fb)
+    if fa and not fb:
+        if pa == 1 and pb == 1:
+            return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        if pa == 1 and pb == 2:
+            return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    if fb and not fa:
+        if pa == 1 and pb == 1:
+            return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(b), np.ascontiguousarray(a))
+        if pa == 2 and pb == 1:
+            return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(b), np.ascontiguousarray(a.T))
+    if fa and fb and pa == 1 and pb == 1:
+        def rowdot(a, b, ab, bb):
+            out = np.empty(a.shape[0])
+            for i in range(a.shape[0]):
+                s = 0.0
+                for k in range(a.shape[1]):
+                    s += a[i, k] * b[i, k]
+                out[i] = s
+            return out
+        return rowdot
+    return None
+
+
+@overload(rt.bunbroadcast)
+def _bunbroadcast(g, x, gb, xb):
+    fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
+    if fg is None or fx is None:
+        return None
+    if not _is_array(g):
+        return lambda g, x, gb, xb: g
+    xr = (x.ndim - (1 if fx else 0)) if _is_array(x) else 0
+    gr = g.ndim - (1 if fg else 0)
+    if fg and gr == xr:
+        return lambda g, x, gb, xb: g     # same per-example rank: shapes agree in generated code
+    if fg and xr == 0:
+        def sum_rows(g, x, gb, xb):
+            out = np.zeros(g.shape[0])
+            gg = np.ascontiguousarray(g).reshape((g.shape[0], -1))
+            for i in range(gg.shape[0]):
+                out[i] = gg[i].sum()
+            return out
+        return sum_rows
+    return None
+
+
+@overload(rt.bexpand)
+def _bexpand(x, size):
+    if _is_array(x):
+        return lambda x, size: np.ascontiguousarray(np.broadcast_to(x, (size,) + x.shape))
+    return lambda x, size: np.full(size, x)
+
+
+@overload(rt.inverse_axes)
+def _inverse_axes_tuple(axes):
+    if _is_none(axes):
+        return lambda axes: None
+    if isinstance(axes, types.UniTuple):
+        n = axes.count
+
+        def impl(axes):
+            out = axes
+            for i in range(n):
+                out = tuple_setitem(out, axes[i], i)
+            return out
+        return impl
+    return None
+
+
+def _bmatmul_vjp_lower(side):
+    per_example = rt.matmul_vjp_a if side == "a" else rt.matmul_vjp_b
+
+    def lower(g, a, b, ab, bb, keep=False):
+        fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
+        fk = getattr(keep, "literal_value", None)
+        if fa is None or fb is None or not fk or not (_is_array(a) and _is_array(b) and _is_array(g)):
+            return None
+        ref_batched = fa if side == "a" else fb
+
+        def impl(g, a, b, ab, bb, keep=False):
+            n = g.shape[0]
+            ref = a if side == "a" else b
+            first = per_example(g[0], a[0] if fa else a, b[0] if fb else b)
+            out = np.empty((n,) + first.shape)
+            out[0] = first
+            for i in range(1, n):
+                out[i] = per_example(g[i], a[i] if fa else a, b[i] if fb else b)
+            return out
+        return impl
+    return lower
+
+
+overload(rt.bmatmul_vjp_a)(_bmatmul_vjp_lower("a"))
+overload(rt.bmatmul_vjp_b)(_bmatmul_vjp_lower("b"))

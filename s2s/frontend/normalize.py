@@ -176,8 +176,9 @@ class NormalizedFunction:
 
 
 class Normalizer:
-    def __init__(self, parsed: ParsedFunction):
+    def __init__(self, parsed: ParsedFunction, keep_calls: frozenset = frozenset()):
         self.top = parsed
+        self.keep_calls = keep_calls
         self.ns = base_namespace()
         taken = set(self.ns) | set(dir(builtins))
         for n in gast.walk(parsed.node):
@@ -205,7 +206,7 @@ class Normalizer:
         local = params + sorted(assigned_names(fdef.body) - set(params))
         self.global_names -= set(local)
         body_src = list(fdef.body)
-        if not body_src or not isinstance(body_src[-1], gast.Return):
+        if not _always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
         early = _has_early_return(body_src)
         # A local that shadows a name generated code needs (np, push, ...) is renamed.
@@ -742,6 +743,11 @@ class Normalizer:
             if obj is builtins.zip:
                 return "zip", [self.atom(a, out) for a in it.args]
         seq = self.atom(it, out)
+        if isinstance(seq, gast.Name) and self.agg_meta.get(seq.id, ("",))[0] == "dict":
+            keys = self.agg_meta[seq.id][1]      # iterating a dict yields its keys
+            tmp = self.namer.temp()
+            self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
+            return "seq", [name(tmp)]
         return "seq", [seq]
 
     # ----- expressions ----------------------------------------------------------
@@ -941,6 +947,13 @@ class Normalizer:
         rule = lookup(obj)
         if rule is not None:
             return self.call_rule(obj, args, node, kws)
+        if isinstance(obj, types.FunctionType) and obj in self.keep_calls:
+            # a helper the next pass has its own rule for (e.g. vmap's batched matmul cotangents)
+            call = gast.Call(func=self.global_ref(obj.__name__, obj, node) if False else name(self._bind_fn(obj)),
+                             args=[self.emit_literal(a) for a in args],
+                             keywords=[gast.keyword(k, self.emit_literal(v)) for k, v in kws.items()])
+            call.s2s_fn = obj
+            return copy_loc(call, node)
         if isinstance(obj, types.FunctionType):
             return self.inline(obj, args, kws, node, out)
         if obj is builtins.float or obj is builtins.sum:
@@ -1011,6 +1024,15 @@ class Normalizer:
         self.bind_value(tmp, value, out, node) if isinstance(value, (gast.Tuple, gast.List)) \
             else out.append(assign(tmp, value, node))
         return name(tmp)
+
+    def _bind_fn(self, fn) -> str:
+        key = fn.__name__
+        if self.ns.get(key) is not fn:
+            if key in self.ns:
+                key = self.namer.fresh(key)
+            self.ns[key] = fn
+            self.namer.taken.add(key)
+        return key
 
     def call_rule(self, fn, args: list, node, kws: dict | None = None) -> gast.Call:
         rule = lookup(fn)
@@ -1149,7 +1171,7 @@ class Normalizer:
         rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
         result = self.namer.fresh(f"{suffix}_out")
         body_src = list(fdef.body)
-        if not body_src or not isinstance(body_src[-1], gast.Return):
+        if not _always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
         frame = Frame(parsed, rename, set(local), result, None)
         caller = self.frame
@@ -1233,6 +1255,18 @@ def _has_exit(stmts) -> bool:
     return visit(stmts, False)
 
 
+def _always_returns(stmts) -> bool:
+    """Control never falls off the end of `stmts` (the last statement returns on every path)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
+
+
 def _has_break_continue(stmts) -> bool:
     def visit(nodes):
         for s in nodes:
@@ -1256,6 +1290,7 @@ def _has_early_return(body) -> bool:
     return False
 
 
-def normalize(parsed: ParsedFunction) -> NormalizedFunction:
+def normalize(parsed: ParsedFunction, keep_calls: frozenset = frozenset()) -> NormalizedFunction:
+    """Normalize a parsed function; calls to `keep_calls` stay calls instead of being inlined."""
     fence(parsed)
-    return Normalizer(parsed).run()
+    return Normalizer(parsed, keep_calls).run()

@@ -52,3 +52,10 @@ set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.br
          rt.blen, rt.inverse_axes, rt.float_dtype_flag)
 set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
          np.reshape, np.transpose)
+set_kind("matmul_vjp_a", rt.matmul_vjp_a)
+set_kind("matmul_vjp_b", rt.matmul_vjp_b)
+
+
+def kept_calls() -> frozenset:
+    """Plain-Python helpers the batching pass rewrites itself (instead of inlining their bodies)."""
+    return frozenset(fn for fn in _KEEP if batch_kind(fn) in ("matmul_vjp_a", "matmul_vjp_b"))

@@ -165,8 +165,8 @@ def balign_t(y, x, peers, flags):
 
 @adjoint(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))
 def bmatmul(y, a, b, ab, bb):
-    d[a] = bmatmul_vjp_a(d[y], a, b, ab, bb)
-    d[b] = bmatmul_vjp_b(d[y], a, b, ab, bb)
+    d[a] = bmatmul_vjp_a(d[y], a, b, ab, bb, False)
+    d[b] = bmatmul_vjp_b(d[y], a, b, ab, bb, False)
 
 
 @tangent(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))

@@ -355,6 +355,13 @@ class BatchBuilder:
                 return self.matmul(value.args[0], value.args[1])
             if kind == "axis_args":
                 return self.axis_args(value, code, s)
+            if kind in ("matmul_vjp_a", "matmul_vjp_b"):
+                # the cotangent of a per-example product: per example (keep=True), no shape dispatch left
+                g, a, b = value.args
+                if not self.is_b(g):
+                    g = _call(rt.bexpand, [g, name(self.size)])
+                helper = rt.bmatmul_vjp_a if kind == "matmul_vjp_a" else rt.bmatmul_vjp_b
+                return _call(helper, [g, a, b, const(self.is_b(a)), const(self.is_b(b)), const(True)])
             if kind == "shape_query":
                 return self.shape_query(value)
             if kind == "shape_fn":

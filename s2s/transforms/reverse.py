@@ -69,8 +69,10 @@ def _join(a: str, b: str) -> str:
 
 
 def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
+    """A call of `fn` spelled by its rule (or, for a plain helper of s2s.runtime, by its name)."""
     rule = lookup(fn)
-    call = gast.Call(func=parse_expr(rule.name), args=args,
+    spelling = rule.name if rule is not None else fn.__name__
+    call = gast.Call(func=parse_expr(spelling), args=args,
                      keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
     call.s2s_fn = fn
     return call

@@ -1,0 +1,68 @@
+"""Module-level functions for tests/test_jit.py (s2s reads their source from this file).
+
+Plain NumPy, except the two decorated functions at the end, which need s2s at import time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import s2s
+
+
+# ---------------------------------------------------------------------------
+# Transforms under jit
+# ---------------------------------------------------------------------------
+
+def two_arg_loss(x, w):
+    # scalar loss of two arrays: value_and_grad, grad(argnums=(0, 1)), a second signature
+    return np.sum(np.tanh(x * w) ** 2) + np.sum(w * w)
+
+
+def elementwise(x):
+    # per-example function for vmap: elementwise, no reductions
+    return np.sin(x) * x + np.exp(-x * x)
+
+
+def logistic_loss(w, x, y):
+    # one example: x a feature vector, y in {-1, +1};
+    # vmap(grad) over (None, 0, 0) gives per-example gradients
+    z = np.dot(x, w)
+    return np.log1p(np.exp(-y * z))
+
+
+def mixed_loss(x, w):
+    # for target="parallel": elementwise work, a reduction and a product
+    h = np.tanh(x * w + 0.5)
+    return np.sum(h * h) + x @ w
+
+
+# ---------------------------------------------------------------------------
+# s2s transforms these; Numba's nopython mode cannot compile them
+# ---------------------------------------------------------------------------
+
+def uses_einsum(x):
+    # np.einsum has an s2s rule but no Numba implementation
+    return np.einsum("i,i->", x, x) + np.sum(np.sin(x))
+
+
+def uses_norm_axis(X):
+    # Numba's np.linalg.norm takes no axis argument
+    return np.sum(np.linalg.norm(X, axis=1))
+
+
+# ---------------------------------------------------------------------------
+# Decorator use
+# ---------------------------------------------------------------------------
+
+@s2s.jit
+def decorated_plain(x):
+    return np.sum(np.sin(x) ** 2) + np.sum(x)
+
+
+@s2s.jit(target="cpu", cache=True)
+def decorated_with_options(x, y):
+    return np.sum(x * y) - np.max(x)
+
+
+def logistic_loss_matmul(w, x, y):
+    return np.log(1.0 + np.exp(-y * (x @ w)))

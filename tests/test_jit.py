@@ -1,0 +1,385 @@
+"""s2s.jit: the generated source handed to numba.njit (nopython mode).
+
+* parity: on a subset of the corpus spanning every category, `jit(f)` equals `f` and
+  `jit(grad(f))` equals `grad(f)` (rtol 1e-12), and the compiled object is a Numba CPU
+  dispatcher holding nopython signatures;
+* KNOWN_UNSUPPORTED: corpus cases whose generated gradient Numba does not compile today;
+  `fallback=False` must raise a TransformError naming corpus.py, `fallback=True` must warn
+  once and give the right answer.  Remove an entry when the engineer fixes it (the test then
+  fails, on purpose, so the entry moves to the parity list);
+* every transform under jit, the parallel target, decorator use, a second signature;
+* errors for code s2s transforms but Numba cannot compile.
+
+Compiles take ~0.5-1 s each; `cache=True` (the default) keeps the machine code next to
+the generated files, so a second run is fast.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+from numba.core.registry import CPUDispatcher  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import corpus  # noqa: E402
+import jit_cases as J  # noqa: E402
+import s2s  # noqa: E402
+from corpus import CASES, case_ids, case_rng  # noqa: E402
+from fd import assert_close  # noqa: E402
+
+RTOL = 1e-12
+ATOL = 1e-12
+
+_BY_ID = dict(zip(case_ids(CASES), CASES))
+
+# Corpus cases checked for parity (jit(f) == f, jit(grad(f)) == grad(f)), one line per category.
+PARITY_IDS = [
+    # arithmetic (scalars, 0-d array input, tuple swap)
+    "arith_scalar_two_args", "arith_rational-2", "arith_tuple_unpack_swap",
+    # elementwise and broadcasting
+    "ew_sin_cos", "ew_exp_log", "ew_maximum", "ew_where", "bc_matrix_row", "bc_scalar",
+    # reductions with axis / keepdims, max
+    "red_sum_axis0", "red_sum_axis1_keepdims", "red_mean_axis", "closed_max",
+    # matmul / @ / transpose
+    "la_matmul_mv", "la_at_mm", "la_np_transpose",
+    # indexing reads
+    "idx_int", "idx_column",
+    # indexing writes
+    "iw_zeros_set", "iw_zeros_add", "iw_copy_overwrite", "iw_accumulate_repeated_index",
+    # control flow: if, for (negative step), while, while True + break, break, continue,
+    # early returns
+    "cf_if_on_sum_negative", "cf_range_negative_step", "cf_while_data_dependent",
+    "cf_while_true_break", "cf_break", "cf_continue", "cf_early_return_branch",
+    "cf_early_return_in_loop",
+    # helpers (nested, early return, tuple return) and closures
+    "helper_nested", "helper_early_return", "helper_tuple_return", "closure_scaled_sum",
+    # RNN loop, Horner, Euler, a realistic loss
+    "cf_rnn", "horner_polynomial", "euler_ode", "logistic_regression_loss",
+]
+
+# Corpus cases whose jit(grad(f)) Numba does not compile today: case id -> the reason, as it
+# appears in the TransformError message (the first line of Numba's error).
+KNOWN_UNSUPPORTED: dict[str, str] = {
+    # Every corpus case in the parity subset compiles today. Add a case here (with the exact
+    # reason Numba gives) if a new one cannot, and the tests below check the error and fallback.
+}
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def _case(cid):
+    fn, factory, argnums = _BY_ID[cid]
+    return fn, factory(case_rng(cid)), argnums
+
+
+def _assert_same(got, expected, what, rtol=RTOL, atol=ATOL):
+    """Same structure (tuples), same shapes, values within rtol."""
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple), f"{what}: expected a tuple, got {type(got).__name__}"
+        assert len(got) == len(expected), f"{what}: {len(got)} results, expected {len(expected)}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            _assert_same(g, e, f"{what}[{i}]", rtol, atol)
+        return
+    assert not isinstance(got, tuple), f"{what}: got a tuple, expected {type(expected).__name__}"
+    assert_close(got, expected, rtol=rtol, atol=atol, what=what)
+
+
+def _assert_nopython(j, nargs, n_signatures=None):
+    """j's compiled object is a Numba CPU dispatcher in nopython mode, with compiled signatures."""
+    fn = j.generated_for(nargs).fn
+    assert isinstance(fn, CPUDispatcher), f"jit compiled to {type(fn)!r}, not a numba CPUDispatcher"
+    assert fn.targetoptions.get("nopython") is True, fn.targetoptions
+    assert not fn.targetoptions.get("forceobj", False), fn.targetoptions
+    sigs = fn.nopython_signatures
+    assert len(sigs) > 0, "no nopython signature compiled"
+    if n_signatures is not None:
+        assert len(sigs) == n_signatures, sigs
+    return fn
+
+
+def _same_file(a, b):
+    return a is not None and os.path.exists(a) and os.path.samefile(a, b)
+
+
+def _one_s2s_warning(record):
+    msgs = [str(w.message) for w in record]
+    assert len(record) == 1, f"expected exactly one warning, got {len(record)}: {msgs}"
+    assert msgs[0].startswith("s2s.jit: Numba could not compile"), msgs[0]
+    return record[0]
+
+
+# ---------------------------------------------------------------------------
+# 1. parity on the corpus
+# ---------------------------------------------------------------------------
+
+def test_selected_ids_exist_and_are_disjoint():
+    missing = [c for c in list(PARITY_IDS) + list(KNOWN_UNSUPPORTED) if c not in _BY_ID]
+    assert not missing, f"not corpus case ids: {missing}"
+    assert not set(PARITY_IDS) & set(KNOWN_UNSUPPORTED)
+    assert len(PARITY_IDS) == len(set(PARITY_IDS))
+
+
+@pytest.mark.parametrize("cid", PARITY_IDS)
+def test_jit_primal_matches_python(cid):
+    fn, args, _ = _case(cid)
+    j = s2s.jit(fn)
+    got = j(*args)
+    _assert_same(got, fn(*args), f"jit({cid})")
+    _assert_nopython(j, len(args))
+
+
+@pytest.mark.parametrize("cid", PARITY_IDS)
+def test_jit_grad_matches_grad(cid):
+    fn, args, argnums = _case(cid)
+    before = [np.array(a, copy=True) for a in args]
+    j = s2s.jit(s2s.grad(fn, argnums=argnums))
+    got = j(*args)
+    for i, (a, b) in enumerate(zip(args, before)):
+        np.testing.assert_array_equal(a, b, err_msg=f"jit(grad) modified argument {i}")
+    _assert_same(got, s2s.grad(fn, argnums=argnums)(*args), f"jit(grad({cid}))")
+    _assert_nopython(j, len(args))
+
+
+@pytest.mark.parametrize("cid", sorted(KNOWN_UNSUPPORTED))
+def test_known_unsupported_raises_then_falls_back(cid):
+    fn, args, argnums = _case(cid)
+    reason = KNOWN_UNSUPPORTED[cid]
+    with pytest.raises(s2s.TransformError) as info:
+        s2s.jit(s2s.grad(fn, argnums=argnums), fallback=False)(*args)
+    exc = info.value
+    msg = str(exc)
+    assert _same_file(exc.filename, corpus.__file__), exc.filename
+    assert "corpus.py" in msg
+    assert "Numba" in msg and "nopython" in msg, msg
+    assert reason in msg, f"reason changed for {cid}:\n{msg}"
+
+    j = s2s.jit(s2s.grad(fn, argnums=argnums), fallback=True)
+    with pytest.warns(UserWarning) as record:
+        got = j(*args)
+    _one_s2s_warning(record)
+    _assert_same(got, s2s.grad(fn, argnums=argnums)(*args), f"jit(grad({cid}), fallback=True)")
+
+
+# ---------------------------------------------------------------------------
+# 2. every transform
+# ---------------------------------------------------------------------------
+
+def _xw(seed=0, shape=(6,)):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape), rng.standard_normal(shape)
+
+
+def test_jit_value_and_grad():
+    x, w = _xw(1)
+    j = s2s.jit(s2s.value_and_grad(J.two_arg_loss))
+    got = j(x, w)
+    _assert_same(got, s2s.value_and_grad(J.two_arg_loss)(x, w), "jit(value_and_grad)")
+    assert_close(got[0], J.two_arg_loss(x, w), rtol=RTOL, atol=ATOL, what="value")
+    _assert_nopython(j, 2)
+
+
+def test_jit_grad_tuple_argnums():
+    x, w = _xw(2)
+    j = s2s.jit(s2s.grad(J.two_arg_loss, argnums=(0, 1)))
+    got = j(x, w)
+    assert isinstance(got, tuple) and len(got) == 2
+    _assert_same(got, s2s.grad(J.two_arg_loss, argnums=(0, 1))(x, w), "jit(grad(argnums=(0, 1)))")
+    _assert_nopython(j, 2)
+
+
+def _vmap_elementwise_input():
+    return np.random.default_rng(3).standard_normal((5, 4))
+
+
+def _vmap_grad_inputs():
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal(3)
+    X = rng.standard_normal((7, 3))
+    y = np.where(rng.uniform(size=7) < 0.5, -1.0, 1.0)
+    return w, X, y
+
+
+# jit(vmap(...)) does not compile today (see the two tests below): these are the tests that
+# should pass once it does; strict, so they report when it starts working.
+def test_jit_vmap_elementwise():
+    X = _vmap_elementwise_input()
+    j = s2s.jit(s2s.vmap(J.elementwise))
+    got = j(X)
+    _assert_same(got, s2s.vmap(J.elementwise)(X), "jit(vmap(elementwise))")
+    _assert_same(got, J.elementwise(X), "jit(vmap(elementwise)) vs f on the batch")
+    _assert_nopython(j, 1)
+
+
+@pytest.mark.xfail(raises=s2s.TransformError, strict=True,
+                   reason="jit(vmap(grad(loss))) with np.dot: the batched gradient of np.dot goes "
+                          "through tensordot with a batched axes argument, so vmap makes it a "
+                          "per-example loop calling Python (`example_fn`), untyped for Numba")
+def test_jit_vmap_grad_logistic():
+    w, X, y = _vmap_grad_inputs()
+    j = s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)))
+    got = j(w, X, y)
+    expected = s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0))(w, X, y)
+    _assert_same(got, expected, "jit(vmap(grad(logistic_loss)))")
+    _assert_nopython(j, 3)
+
+
+def test_jit_vmap_grad_error_today():
+    w, X, y = _vmap_grad_inputs()
+    with pytest.raises(s2s.TransformError) as info:
+        s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)))(w, X, y)
+    msg = str(info.value)
+    assert "Numba" in msg and "nopython" in msg, msg
+    j = s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)), fallback=True)
+    with pytest.warns(UserWarning) as record:
+        got = j(w, X, y)
+    _one_s2s_warning(record)
+    _assert_same(got, s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0))(w, X, y),
+                 "jit(vmap(grad), fallback=True)")
+
+
+@pytest.mark.xfail(strict=True, reason="the error for jit(vmap(grad(f))) names the generated "
+                                        "<f>_grad_<hash>.py, not the user's file")
+def test_jit_vmap_grad_error_names_user_file():
+    w, X, y = _vmap_grad_inputs()
+    with pytest.raises(s2s.TransformError) as info:
+        s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)))(w, X, y)
+    assert _same_file(info.value.filename, J.__file__), info.value.filename
+
+
+def test_jit_vmap_grad_logistic_with_matmul():
+    # the same loss written with `@`: the batched gradient is array code Numba compiles
+    w, X, y = _vmap_grad_inputs()
+    j = s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss_matmul), in_axes=(None, 0, 0)))
+    got = j(w, X, y)
+    expected = s2s.vmap(s2s.grad(J.logistic_loss_matmul), in_axes=(None, 0, 0))(w, X, y)
+    _assert_same(got, expected, "jit(vmap(grad(logistic_loss_matmul)))")
+    closed = (-y / (1.0 + np.exp(y * (X @ w))))[:, None] * X
+    _assert_same(got, closed, "per-example logistic gradients, closed form")
+    _assert_nopython(j, 3)
+
+
+def test_jit_parallel_target():
+    x, w = _xw(5, (40,))
+    j = s2s.jit(J.mixed_loss, target="parallel")
+    _assert_same(j(x, w), J.mixed_loss(x, w), "jit(f, target='parallel')")
+    fn = _assert_nopython(j, 2)
+    assert fn.targetoptions.get("parallel") is True, fn.targetoptions
+    jg = s2s.jit(s2s.grad(J.mixed_loss, argnums=(0, 1)), target="parallel")
+    _assert_same(jg(x, w), s2s.grad(J.mixed_loss, argnums=(0, 1))(x, w),
+                 "jit(grad, target='parallel')")
+    assert _assert_nopython(jg, 2).targetoptions.get("parallel") is True
+
+
+def test_jit_decorator():
+    x, y = _xw(6)
+    assert isinstance(J.decorated_plain, s2s.api.Jitted)
+    _assert_same(J.decorated_plain(x), np.sum(np.sin(x) ** 2) + np.sum(x), "@s2s.jit")
+    _assert_nopython(J.decorated_plain, 1)
+    assert isinstance(J.decorated_with_options, s2s.api.Jitted)
+    _assert_same(J.decorated_with_options(x, y), np.sum(x * y) - np.max(x), "@s2s.jit(...)")
+    _assert_nopython(J.decorated_with_options, 2)
+    # a decorated function is still differentiable, and its grad compiles too
+    g = s2s.jit(s2s.grad(J.decorated_plain.fun))(x)
+    _assert_same(g, 2 * np.sin(x) * np.cos(x) + 1.0, "jit(grad(decorated))", rtol=1e-12, atol=1e-14)
+
+
+def test_jit_second_signature_compiles_again():
+    x, w = _xw(7)
+    j = s2s.jit(s2s.grad(J.two_arg_loss, argnums=(0, 1)))
+    ref = s2s.grad(J.two_arg_loss, argnums=(0, 1))
+    _assert_same(j(x, w), ref(x, w), "float64 1-d")
+    _assert_nopython(j, 2, n_signatures=1)
+
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    got32 = j(x32, w32)
+    # float32 arithmetic: compare with the float64 gradient at the same (representable) point
+    _assert_same(got32, ref(x32.astype(np.float64), w32.astype(np.float64)), "float32 1-d",
+                 rtol=1e-5, atol=1e-6)
+    _assert_same(got32, ref(x32, w32), "float32 1-d vs grad on float32", rtol=1e-5, atol=1e-6)
+    _assert_nopython(j, 2, n_signatures=2)
+
+    X, W = _xw(8, (3, 4))
+    _assert_same(j(X, W), ref(X, W), "float64 2-d")
+    _assert_nopython(j, 2, n_signatures=3)
+
+    # and the primal
+    jp = s2s.jit(J.two_arg_loss)
+    _assert_same(jp(X, W), J.two_arg_loss(X, W), "primal 2-d")
+    assert_close(jp(x32, w32), J.two_arg_loss(x32, w32), rtol=1e-5, atol=1e-6,
+                 what="primal float32")
+    _assert_nopython(jp, 2, n_signatures=2)
+
+
+# ---------------------------------------------------------------------------
+# 3. errors: s2s transforms it, Numba cannot compile it
+# ---------------------------------------------------------------------------
+
+def _def_line(fn):
+    return fn.__code__.co_firstlineno
+
+
+@pytest.mark.parametrize(("fn", "make_args", "needle"), [
+    (J.uses_einsum, lambda: (np.linspace(-1.0, 1.0, 5),), "einsum"),
+    (J.uses_norm_axis, lambda: (np.arange(12.0).reshape(3, 4) / 7.0 - 0.5,), "norm"),
+], ids=["einsum", "norm_axis"])
+@pytest.mark.parametrize("transform", ["primal", "grad"])
+def test_numba_cannot_compile(fn, make_args, needle, transform):
+    args = make_args()
+    target = fn if transform == "primal" else s2s.grad(fn)
+    expected = fn(*args) if transform == "primal" else s2s.grad(fn)(*args)
+
+    with pytest.raises(s2s.TransformError) as info:
+        s2s.jit(target, fallback=False)(*args)
+    exc = info.value
+    msg = str(exc)
+    assert _same_file(exc.filename, J.__file__), exc.filename
+    assert exc.lineno == _def_line(fn)
+    assert "jit_cases.py" in msg
+    assert "Numba" in msg and "nopython" in msg, msg
+    assert needle in msg, msg
+    assert exc.hint and "fallback=True" in exc.hint
+
+    j = s2s.jit(target, fallback=True)
+    with pytest.warns(UserWarning) as record:
+        got = j(*args)
+    w = _one_s2s_warning(record)
+    assert _same_file(w.filename, __file__), w.filename     # points at the caller
+    _assert_same(got, expected, f"jit({transform} of {fn.__name__}, fallback=True)")
+    with warnings.catch_warnings():                      # warns once per jitted function
+        warnings.simplefilter("error")
+        _assert_same(j(*args), expected, "second fallback call")
+
+
+def test_numba_error_points_at_the_user_line():
+    with pytest.raises(s2s.TransformError) as info:
+        s2s.jit(J.uses_einsum)(np.linspace(-1.0, 1.0, 5))
+    assert info.value.source_line and "einsum" in info.value.source_line
+    assert "generated line" in str(info.value)
+
+
+def test_fallback_warning_names_the_function():
+    j = s2s.jit(J.uses_einsum, fallback=True)
+    with pytest.warns(UserWarning) as record:
+        j(np.linspace(-1.0, 1.0, 5))
+    w = _one_s2s_warning(record)
+    assert "uses_einsum" in str(w.message)
+
+
+@pytest.mark.xfail(strict=True, reason="the fallback warning's 'Reason:' is Numba's header line "
+                                        "'Failed in nopython mode pipeline (step: nopython "
+                                        "frontend)'")
+def test_fallback_warning_gives_numba_reason():
+    j = s2s.jit(J.uses_einsum, fallback=True)
+    with pytest.warns(UserWarning) as record:
+        j(np.linspace(-1.0, 1.0, 5))
+    w = _one_s2s_warning(record)
+    assert "einsum" in str(w.message).split("Reason:", 1)[1]
