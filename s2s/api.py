@@ -15,6 +15,7 @@ import textwrap
 import threading
 from typing import Any, Callable, Sequence
 
+import gast
 import numpy as np
 
 from . import pytree
@@ -177,6 +178,11 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
     fdef = cleanup.optimize(fdef)
     if backend == "numba":
         from .backends import numba_cpu
+        from .frontend.normalize import Namer
+        from .transforms.fuse import fuse
+        if opts.get("fuse", True):
+            taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | set(nf.namespace)
+            fdef = fuse(fdef, nf.namespace, Namer(taken))     # (no cleanup after: writes go through views)
         fdef = numba_cpu.lower(fdef, nf.namespace)
         nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
     body = emit.to_source(fdef)
@@ -698,16 +704,18 @@ class Jitted:
         self._warned = False
         self.__name__ = f"{getattr(fun, '__name__', 'f')}_jit"
         self.__qualname__ = self.__name__
-        self._gens: dict[int, Generated] = {}
+        self._gens: dict[tuple, Generated] = {}
+        self._unfused: set = set()    # argument signatures that compile only without fusion
 
-    def _options(self) -> tuple:
-        return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"))
+    def _options(self, fuse: bool = True) -> tuple:
+        return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
+                ("fuse", fuse))
 
-    def generated_for(self, nargs: int) -> Generated:
-        gen = self._gens.get(nargs)
+    def generated_for(self, nargs: int, fuse: bool = True) -> Generated:
+        gen = self._gens.get((nargs, fuse))
         if gen is not None:
             return gen
-        fun, opts = self.fun, self._options()
+        fun, opts = self.fun, self._options(fuse)
         if self.target == "cuda":
             from .backends import numba_cuda
             gen = numba_cuda.build(self, nargs)
@@ -733,7 +741,7 @@ class Jitted:
             gen = _build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux, opts)
         else:
             gen = _build(source_function(fun), "primal", (), False, False, opts)
-        self._gens[nargs] = gen
+        self._gens[(nargs, fuse)] = gen
         return gen
 
     def python_version(self, nargs: int) -> Callable:
@@ -745,12 +753,24 @@ class Jitted:
         return _build(source_function(fun), "primal", (), False, False).fn
 
     def __call__(self, *args):
+        sig = _signature_key(args)
+        fuse = sig not in self._unfused
         try:
-            gen = self.generated_for(len(args))
+            gen = self.generated_for(len(args), fuse)
             return gen.fn(*args)
         except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
             if not _is_compile_error(exc):
                 raise
+            if fuse and self.target != "cuda":
+                # Fused loops assume array inputs of one dtype; for this signature (scalars,
+                # other dtypes) compile the unfused code instead.
+                self._unfused.add(sig)
+                try:
+                    return self.generated_for(len(args), False).fn(*args)
+                except Exception as exc2:
+                    if not _is_compile_error(exc2):
+                        raise
+                    exc = exc2
             if not self.fallback:
                 raise _compile_error(self, exc, len(args)) from None
             if not self._warned:
@@ -765,6 +785,10 @@ class Jitted:
     def source(self) -> str:
         gens = list(self._gens.values())
         return gens[0].source if gens else ""
+
+
+def _signature_key(args) -> tuple:
+    return tuple((type(a).__name__, getattr(a, "dtype", None) and str(a.dtype), np.ndim(a)) for a in args)
 
 
 def _is_compile_error(exc) -> bool:
@@ -784,7 +808,7 @@ def _compile_error(jitted, exc, nargs) -> Exception:
         return exc
     import re as _re
     text = str(exc)
-    gen = jitted._gens.get(nargs)
+    gen = jitted._gens.get((nargs, False)) or jitted._gens.get((nargs, True))
     where = None
     for m in _re.finditer(r'File "([^"]+)", line (\d+)', text):
         path, line = m.group(1), int(m.group(2))

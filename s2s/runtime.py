@@ -572,3 +572,26 @@ def bunbroadcast_vjp(d, g, gb, xb):
     if not gb:
         return broadcast_like(np.sum(d, axis=0) if xb else d, g)
     return np.broadcast_to(balign(d, (g,), (True,)), np.shape(g))
+
+
+# ----- fused loops (compiled backends) -------------------------------------------------
+def fused_size(arrays):
+    """Element count of a fused loop over `arrays` (scalars broadcast); -1 unless every
+    array has one shape (then the unfused code runs)."""
+    shapes = {np.shape(a) for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0}
+    if len(shapes) != 1:
+        return -1
+    return int(np.prod(shapes.pop()))
+
+
+def fused_empty(arrays):
+    first = next(a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0)
+    return np.empty(first.shape)
+
+
+def flat_view(x):
+    return np.ravel(x) if isinstance(x, np.ndarray) else x
+
+
+def elem(xf, i):
+    return xf[i] if isinstance(xf, np.ndarray) else xf

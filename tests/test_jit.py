@@ -94,16 +94,20 @@ def _assert_same(got, expected, what, rtol=RTOL, atol=ATOL):
 
 
 def _assert_nopython(j, nargs, n_signatures=None):
-    """j's compiled object is a Numba CPU dispatcher in nopython mode, with compiled signatures."""
-    fn = j.generated_for(nargs).fn
-    assert isinstance(fn, CPUDispatcher), f"jit compiled to {type(fn)!r}, not a numba CPUDispatcher"
-    assert fn.targetoptions.get("nopython") is True, fn.targetoptions
-    assert not fn.targetoptions.get("forceobj", False), fn.targetoptions
-    sigs = fn.nopython_signatures
+    """j's compiled objects (the fused code and, for signatures it does not fit, the unfused
+    code) are Numba CPU dispatchers in nopython mode, with compiled signatures."""
+    fns = [gen.fn for (n, _fused), gen in j._gens.items() if n == nargs]
+    assert fns, "nothing was compiled"
+    sigs = []
+    for fn in fns:
+        assert isinstance(fn, CPUDispatcher), f"jit compiled to {type(fn)!r}, not a numba CPUDispatcher"
+        assert fn.targetoptions.get("nopython") is True, fn.targetoptions
+        assert not fn.targetoptions.get("forceobj", False), fn.targetoptions
+        sigs += list(fn.nopython_signatures)
     assert len(sigs) > 0, "no nopython signature compiled"
     if n_signatures is not None:
         assert len(sigs) == n_signatures, sigs
-    return fn
+    return fns[0]
 
 
 def _same_file(a, b):

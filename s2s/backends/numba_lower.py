@@ -720,3 +720,49 @@ def _bmatmul_vjp_lower(side):
 
 overload(rt.bmatmul_vjp_a)(_bmatmul_vjp_lower("a"))
 overload(rt.bmatmul_vjp_b)(_bmatmul_vjp_lower("b"))
+
+
+# ----- fused loops ------------------------------------------------------------------------
+def _array_positions(tup):
+    return [k for k, t in enumerate(getattr(tup, "types", ())) if _is_array(t) and t.ndim > 0]
+
+
+@overload(rt.fused_size)
+def _fused_size(arrays):
+    pos = _array_positions(arrays)
+    if not pos:
+        return lambda arrays: -1
+    ndims = {arrays.types[k].ndim for k in pos}
+    if len(ndims) != 1:
+        return lambda arrays: -1
+    first, rest = pos[0], pos[1:]
+    src = "def impl(arrays):\n    s = arrays[%d].shape\n" % first
+    for k in rest:
+        src += "    if arrays[%d].shape != s:\n        return -1\n" % k
+    src += "    return arrays[%d].size\n" % first
+    glb: dict = {}
+    exec(src, glb)
+    return glb["impl"]
+
+
+@overload(rt.fused_empty)
+def _fused_empty(arrays):
+    pos = _array_positions(arrays)
+    if not pos:
+        return None
+    first = pos[0]
+    return lambda arrays: np.empty(arrays[first].shape)
+
+
+@overload(rt.flat_view)
+def _flat_view(x):
+    if _is_array(x):
+        return lambda x: np.ascontiguousarray(x).ravel()
+    return lambda x: x
+
+
+@overload(rt.elem)
+def _elem(xf, i):
+    if _is_array(xf):
+        return lambda xf, i: xf[i]
+    return lambda xf, i: xf

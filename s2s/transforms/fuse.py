@@ -1,0 +1,248 @@
+"""Fusion: runs of elementwise statements (and the sums that consume them) -> one loop.
+
+XLA fuses kernels; compiled s2s code fuses loops.  A maximal run of
+straight-line statements whose right-hand sides are elementwise (arithmetic,
+ufuncs, `np.where`, and the reverse-mode helpers that are elementwise when
+shapes agree: `unbroadcast`, `expand_reduced` of a full reduction) becomes
+
+    n = fused_size(x, w)                  # -1 unless every array input has one shape
+    if n >= 0:
+        out = fused_empty(x, w)           # only for values used after the run
+        s = 0.0                           # sums of fused values accumulate
+        for i in range(n):
+            x_i = elem(x_flat, i) ...      # one pass over memory, no temporaries
+    else:
+        <the original statements>         # broadcasting: the unfused code
+
+so results never depend on fusion.  A grad seed of a full sum is the constant
+1.0, which lets the forward sum die and the whole gradient fuse into one loop.
+The pass runs for compiled backends (a Python-level loop would be slow).
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..frontend.normalize import assign, const, copy_loc, name
+from ..rules.batch_rules import batch_kind
+
+
+class _Resolver:
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def __call__(self, call):
+        fn = getattr(call, "s2s_fn", None)
+        if fn is not None:
+            return fn
+        parts, f = [], call.func
+        while isinstance(f, gast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or f.id not in self.namespace:
+            return None
+        obj = self.namespace[f.id]
+        for p in reversed(parts):
+            obj = getattr(obj, p, None)
+        return obj
+
+
+def _const(node):
+    return node.value if isinstance(node, gast.Constant) else object()
+
+
+class Fuser:
+    def __init__(self, namespace, namer):
+        self.resolve = _Resolver(namespace)
+        self.namer = namer
+        self.fused = 0
+
+    # ----- what fuses ----------------------------------------------------------------
+    def elementwise(self, node) -> bool:
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return True
+        if isinstance(node, gast.BinOp):
+            return not isinstance(node.op, gast.MatMult) and self.elementwise(node.left) and self.elementwise(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return self.elementwise(node.operand)
+        if isinstance(node, gast.Compare):
+            return len(node.ops) == 1 and self.elementwise(node.left) and self.elementwise(node.comparators[0])
+        if isinstance(node, gast.Call):
+            fn = self.resolve(node)
+            if node.keywords:
+                return False
+            if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value):
+                return self.elementwise(node.args[0])
+            if fn is rt.expand_reduced:
+                axis = node.args[2] if len(node.args) > 2 else const(None)
+                keep = node.args[3] if len(node.args) > 3 else const(False)
+                return _const(axis) is None and _const(keep) is False and self.elementwise(node.args[0])
+            if batch_kind(fn) == "elementwise" and fn is not np.clip:
+                return all(self.elementwise(a) for a in node.args)
+        return False
+
+    def is_full_sum(self, node) -> bool:
+        return isinstance(node, gast.Call) and self.resolve(node) is np.sum and len(node.args) == 1 \
+            and not node.keywords and isinstance(node.args[0], gast.Name)
+
+    # ----- the pass --------------------------------------------------------------------
+    def run(self, fdef: gast.FunctionDef) -> gast.FunctionDef:
+        from ..optimize import cleanup
+        self.simplify_seed(fdef)
+        fdef = cleanup.optimize(fdef)     # the forward sum may now be dead
+        fdef.body = self.block(fdef.body, fdef)
+        return fdef
+
+    def simplify_seed(self, fdef):
+        """`d = seed_cotangent(s)` with s a full sum: the check passes statically, d = 1.0."""
+        defs = {}
+        for s in gast.walk(fdef):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                defs.setdefault(s.targets[0].id, []).append(s.value)
+        for s in fdef.body:
+            if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call) \
+                    and self.resolve(s.value) is rt.seed_cotangent and isinstance(s.value.args[0], gast.Name):
+                src = defs.get(s.value.args[0].id, [])
+                if len(src) == 1 and self.is_full_sum(src[0]):
+                    s.value = const(1.0)
+
+    def block(self, stmts, fdef) -> list:
+        out, run = [], []
+        for idx, s in enumerate(stmts):
+            if self.fusable(s):
+                run.append(s)
+                if self.is_full_sum(s.value):   # a sum is complete only after the loop: it ends the run
+                    out += self.emit_run(run, stmts[idx + 1:], fdef)
+                    run = []
+                continue
+            out += self.emit_run(run, stmts[idx:], fdef)
+            run = []
+            # Loop bodies are mostly scalar code (x[i]): fusing them would only add a guard.
+            for field in ("body", "orelse"):
+                sub = getattr(s, field, None)
+                if isinstance(sub, list) and sub and isinstance(s, gast.If):
+                    setattr(s, field, self.block(sub, fdef))
+            out.append(s)
+        out += self.emit_run(run, [], fdef)
+        return out
+
+    def fusable(self, s) -> bool:
+        return isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and (
+            self.elementwise(s.value) or self.is_full_sum(s.value))
+
+    def emit_run(self, run: list, after: list, fdef) -> list:
+        # worth a loop only if there is arithmetic to fuse
+        ops = sum(1 for s in run for n in gast.walk(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
+        if len(run) < 2 or ops < 2:
+            return run
+        defined = [s.targets[0].id for s in run]
+        defined_set = set(defined)
+        # values read after the run (or by later iterations of an enclosing loop: be conservative)
+        # values read anywhere outside the run (after it, or earlier in an enclosing loop) are kept
+        inside = {id(n) for s in run for n in gast.walk(s)}
+        later = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name) and id(n) not in inside
+                 and not isinstance(n.ctx, gast.Store)}
+        if any(getattr(s, "_fused", False) for s in run):
+            return run
+        inputs: list[str] = []
+        seen_def: set[str] = set()
+        for s in run:
+            for n in _value_names(s.value):
+                if n not in seen_def and n not in inputs:
+                    inputs.append(n)
+            seen_def.add(s.targets[0].id)
+        sums = {s.targets[0].id for s in run if self.is_full_sum(s.value)}
+        outputs = [v for v in dict.fromkeys(defined) if v in later and v not in sums]
+        sum_outputs = [v for v in dict.fromkeys(defined) if v in sums]
+        if not inputs:
+            return run
+        self.fused += 1
+        n = self.namer.fresh("n")
+        i = self.namer.fresh("i")
+        flat = {v: self.namer.fresh(v + "_flat") for v in inputs}
+        out_flat = {v: self.namer.fresh(v + "_out") for v in outputs}
+        elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + defined)}
+        code: list = []
+        args = gast.Tuple([name(v) for v in inputs], gast.Load())
+        code.append(assign(n, _call("fused_size", [args])))
+        loop_body: list = [assign(elem[v], _call("elem", [name(flat[v]), name(i)])) for v in inputs]
+        for s in run:
+            v = s.targets[0].id
+            if v in sums:
+                arg = s.value.args[0].id
+                loop_body.append(assign(elem[v], gast.BinOp(name(elem[v]), gast.Add(), name(elem[arg]))))
+                continue
+            value = self.scalar_expr(copy.deepcopy(s.value), elem)
+            loop_body.append(assign(elem[v], value))
+        for v in outputs:
+            loop_body.append(assign(gast.Subscript(name(out_flat[v]), name(i), gast.Store()), name(elem[v])))
+        fused: list = [assign(flat[v], _call("flat_view", [name(v)])) for v in inputs]
+        for v in outputs:
+            fused.append(assign(v, _call("fused_empty", [copy.deepcopy(args)])))
+            fused.append(assign(out_flat[v], _call("flat_view", [name(v)])))
+        for v in sum_outputs:
+            fused.append(assign(elem[v], const(0.0)))
+        loop = gast.For(target=name(i, gast.Store()), iter=gast.Call(func=name("range"), args=[name(n)], keywords=[]),
+                        body=loop_body, orelse=[], type_comment=None)
+        fused.append(loop)
+        for v in sum_outputs:
+            fused.append(assign(v, name(elem[v])))
+        guard = gast.If(test=gast.Compare(name(n), [gast.GtE()], [const(0)]), body=fused, orelse=run)
+        first = run[0]
+        for c in code + [guard]:
+            copy_loc(c, first)
+        guard.s2s_section = "fused: one loop over the elements"
+        return code + [guard]
+
+    def _is_global_ref(self, n) -> bool:
+        return False
+
+    def scalar_expr(self, node, elem):
+        """The per-element form of an elementwise expression."""
+        if isinstance(node, gast.Name):
+            return name(elem[node.id]) if node.id in elem else node
+        if isinstance(node, gast.Call):
+            fn = self.resolve(node)
+            if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value, rt.expand_reduced):
+                return self.scalar_expr(node.args[0], elem)
+            node.args = [self.scalar_expr(a, elem) for a in node.args]
+            return node
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(node, field, [self.scalar_expr(v, elem) if isinstance(v, gast.AST) else v for v in value])
+            elif isinstance(value, gast.AST) and not isinstance(value, (gast.expr_context, gast.operator,
+                                                                          gast.unaryop, gast.cmpop)):
+                setattr(node, field, self.scalar_expr(value, elem))
+        return node
+
+
+def _value_names(node) -> list[str]:
+    """Variables an expression reads (not the names of the functions it calls)."""
+    out: list[str] = []
+
+    def visit(n):
+        if isinstance(n, gast.Name):
+            out.append(n.id)
+        elif isinstance(n, gast.Call):
+            for a in n.args:
+                visit(a)
+            for k in n.keywords:
+                visit(k.value)
+        elif isinstance(n, gast.Attribute):
+            return
+        else:
+            for child in gast.iter_child_nodes(n):
+                visit(child)
+    visit(node)
+    return out
+
+
+def _call(fname: str, args: list) -> gast.Call:
+    return gast.Call(func=name(fname), args=args, keywords=[])
+
+
+def fuse(fdef: gast.FunctionDef, namespace: dict, namer) -> gast.FunctionDef:
+    return Fuser(namespace, namer).run(fdef)
