@@ -271,8 +271,9 @@ class Transformed:
     def __repr__(self):
         return f"<s2s {self.transform} of {getattr(self.fun, '__qualname__', self.fun)!r}>"
 
-    def _call_tree(self, args):
-        """Pytree arguments: differentiate a generated wrapper that takes their leaves."""
+    def _call_tree(self, args, wrap=None):
+        """Pytree arguments: differentiate a generated wrapper that takes their leaves.
+        `wrap` (e.g. jit) is applied to the transform of the wrapper before calling it."""
         src = source_function(self.fun)
         treedefs, flat, leaf_nums, groups = [], [], [], []
         for i, a in enumerate(args):
@@ -291,7 +292,7 @@ class Transformed:
             raise ArgumentError("the differentiated arguments hold no arrays")
         wrapper = _flat_wrapper(src, tuple(treedefs))
         inner = Transformed(wrapper, self.transform, tuple(leaf_nums), self.has_aux)
-        result = inner(*flat)
+        result = (wrap(inner) if wrap is not None else inner)(*flat)
         n_by_arg = [len(order[a][1]) for a in self.argnums]
 
         def regroup(leaf_grads):
@@ -496,16 +497,27 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0):
     return jac
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
-    """Hessian by forward-over-reverse: `jacfwd(grad(fun, argnums), argnums)`."""
-    nums, is_tuple = _argnums_tuple(argnums)
-    if is_tuple:
-        blocks = [[jacfwd(grad(fun, argnums=i), j) for j in nums] for i in nums]
+class Hessian:
+    """`hessian(f)`: forward over reverse, `jacfwd(grad(f, argnums), argnums)`."""
 
-        def hess(*args):
-            return tuple(tuple(b(*args) for b in row) for row in blocks)
-        return hess
-    return jacfwd(grad(fun, argnums=nums[0]), nums[0])
+    def __init__(self, fun: Callable, argnums=0):
+        self.fun = fun
+        self.nums, self.is_tuple = _argnums_tuple(argnums)
+        self.__name__ = f"{getattr(fun, '__name__', 'f')}_hessian"
+        if self.is_tuple:
+            self._blocks = [[jacfwd(grad(fun, argnums=i), j) for j in self.nums] for i in self.nums]
+        else:
+            self._jac = jacfwd(grad(fun, argnums=self.nums[0]), self.nums[0])
+
+    def __call__(self, *args):
+        if self.is_tuple:
+            return tuple(tuple(b(*args) for b in row) for row in self._blocks)
+        return self._jac(*args)
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
+    """Hessian by forward-over-reverse: `jacfwd(grad(fun, argnums), argnums)`; shape in.shape + in.shape."""
+    return Hessian(fun, argnums)
 
 
 def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -518,6 +530,13 @@ def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 
     if transform == "vmap":
         n = len(inspect.signature(source_function(fun)).parameters)
         return Batched(fun, in_axes, out_axes).show(n)
+    if transform == "jit":
+        # the source Numba compiles: fused loops, lowered helpers (for grad(f), pass s2s.grad(f))
+        base = fun
+        while isinstance(base, (Transformed, Batched)):
+            base = base.fun
+        n = len(inspect.signature(source_function(base)).parameters)
+        return Jitted(fun).generated_for(n).source
     if transform in ("vjp", "jvp"):
         n = len(inspect.signature(source_function(fun)).parameters)
         argnums = tuple(range(n))
@@ -706,6 +725,7 @@ class Jitted:
         self.__qualname__ = self.__name__
         self._gens: dict[tuple, Generated] = {}
         self._unfused: set = set()    # argument signatures that compile only without fusion
+        self._inner_jits: dict = {}
 
     def _options(self, fuse: bool = True) -> tuple:
         return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
@@ -752,7 +772,37 @@ class Jitted:
             return fun
         return _build(source_function(fun), "primal", (), False, False).fn
 
+    def _hessian(self, args):
+        """jit(hessian(f)): the jvp of the (typed-tape) gradient, compiled; one call per column."""
+        fun = self.fun
+        if fun.is_tuple:
+            raise TransformError("jit(hessian(f, argnums=tuple)) is not supported yet; use an int argnums")
+        a = fun.nums[0] % len(args)
+        gen = self._gens.get(("hessian", len(args)))
+        if gen is None:
+            grad_src = _build(source_function(fun.fun), "grad", (a,), False, False,
+                              (("tapes", "per_variable"),)).fn
+            gen = _build(grad_src, "jvp", (a,), False, False, self._options(fuse=False))
+            self._gens[("hessian", len(args))] = gen
+        x = np.asarray(args[a], dtype=float)
+        cols = []
+        for e in _basis(x):
+            _, col = gen.fn(*args, e)
+            cols.append(np.asarray(col))
+        return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
+
     def __call__(self, *args):
+        fun = self.fun
+        if isinstance(fun, Hessian):
+            try:
+                return self._hessian(args)
+            except Exception as exc:
+                if not _is_compile_error(exc) or not self.fallback:
+                    raise
+                return fun(*args)
+        if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
+                0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
+            return fun._call_tree(args, wrap=self._wrap_inner)
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         try:
@@ -780,6 +830,14 @@ class Jitted:
                               stacklevel=2)
                 self._warned = True
             return self.python_version(len(args))(*args)
+
+    def _wrap_inner(self, inner: "Transformed") -> "Jitted":
+        """The jitted transform of a pytree wrapper (one per wrapper)."""
+        key = (inner.fun, inner.transform, inner.argnums, inner.has_aux)
+        jitted = self._inner_jits.get(key)
+        if jitted is None:
+            jitted = self._inner_jits[key] = Jitted(inner, self.target, self.cache, self.fallback)
+        return jitted
 
     @property
     def source(self) -> str:

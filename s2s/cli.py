@@ -24,7 +24,7 @@ import sys
 import traceback
 from typing import Callable, Sequence
 
-TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap")
+TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit")
 
 
 class UsageError(Exception):
@@ -75,6 +75,8 @@ def _build_parser() -> _Parser:
                            "(default: 0; vjp always takes every argument)")
     show.add_argument("--has-aux", action="store_true",
                       help="the function returns (value, aux)")
+    show.add_argument("--of", choices=("grad", "value_and_grad"), default=None,
+                      help="with --transform jit: show the compiled source of this transform of FUNC")
     show.add_argument("--in-axes", default="0", type=_parse_axes,
                       help="vmap: batch axis of each argument, e.g. 0,None (default: 0 for all)")
     show.add_argument("--out-axes", default="0", type=_parse_axes,
@@ -184,8 +186,12 @@ def show(args: argparse.Namespace) -> int:
     path, func = _split_target(args.target)
     fn = load_function(path, func)
     try:
-        text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux,
-                        in_axes=args.in_axes, out_axes=args.out_axes)
+        if args.transform == "jit" and args.of:
+            inner = {"grad": s2s.grad, "value_and_grad": s2s.value_and_grad}[args.of](fn, argnums=args.argnums)
+            text = s2s.show(inner, transform="jit")
+        else:
+            text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux,
+                            in_axes=args.in_axes, out_axes=args.out_axes)
     except ArgumentError as exc:          # argnums out of range and the like: a usage error
         raise UsageError(f"s2s show: error: {exc}") from None
     except S2SError as exc:

@@ -66,3 +66,28 @@ def decorated_with_options(x, y):
 
 def logistic_loss_matmul(w, x, y):
     return np.log(1.0 + np.exp(-y * (x @ w)))
+
+
+def hess_loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s = s * 0.9 + np.sin(x[i]) * x[i]
+        else:
+            s = s * 0.8 - x[i] ** 3
+    return s
+
+
+def mlp_params(params, x):
+    h = x
+    for W, b in params:
+        h = np.tanh(h @ W + b)
+    return np.sum(h * h)
+
+
+def fusable(x):
+    return np.sum(np.sin(x) * x ** 2 + np.exp(-x * x))
+
+
+def fusable_two(a, b):
+    return np.sum(np.tanh(a * b) + a * a)

@@ -387,3 +387,44 @@ def test_fallback_warning_gives_numba_reason():
         j(np.linspace(-1.0, 1.0, 5))
     w = _one_s2s_warning(record)
     assert "einsum" in str(w.message).split("Reason:", 1)[1]
+
+
+# ---------------------------------------------------------------------------
+# 4. hessian, pytrees, fused loops, show
+# ---------------------------------------------------------------------------
+
+def test_jit_hessian_matches_hessian():
+    x = np.array([-0.9, -0.4, 0.3, 0.6, 1.1])
+    got = s2s.jit(s2s.hessian(J.hess_loop))(x)
+    expected = s2s.hessian(J.hess_loop)(x)
+    _assert_same(got, expected, "jit(hessian(f)) with a loop and a branch")
+    assert got.shape == (5, 5)
+
+
+def test_jit_grad_with_pytree_params():
+    rng = np.random.default_rng(7)
+    params = [(rng.standard_normal((3, 4)), rng.standard_normal(4)), (rng.standard_normal((4, 2)),
+                                                                      rng.standard_normal(2))]
+    x = rng.standard_normal((5, 3))
+    got = s2s.jit(s2s.grad(J.mlp_params))(params, x)
+    expected = s2s.grad(J.mlp_params)(params, x)
+    for (gw, gb), (ew, eb) in zip(got, expected):
+        _assert_same(gw, ew, "dW")
+        _assert_same(gb, eb, "db")
+
+
+def test_fused_loop_in_compiled_source():
+    x = np.linspace(0.1, 1.0, 50)
+    j = s2s.jit(s2s.grad(J.fusable))
+    _assert_same(j(x), s2s.grad(J.fusable)(x), "fused jit(grad)")
+    source = j.generated_for(1).source
+    assert "fused: one loop over the elements" in source and "for i in range(n)" in source
+    # broadcasting inputs take the unfused path and stay right
+    j2 = s2s.jit(J.fusable_two)
+    a, b = np.linspace(0.1, 1.0, 12).reshape(3, 4), np.linspace(1.0, 2.0, 4)
+    _assert_same(j2(a, b), J.fusable_two(a, b), "fused function on broadcasting inputs")
+
+
+def test_show_jit_prints_the_compiled_source():
+    text = s2s.show(s2s.grad(J.fusable), transform="jit")
+    assert "[numba cpu]" in text and "def fusable_grad(" in text

@@ -160,6 +160,13 @@ class _Lower(gast.NodeTransformer):
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
+        # range(...)[::-1] (reversed loops of re-normalized code) -> reversed_range(...)
+        if isinstance(node.value, gast.Name) and node.value.id in self.ranges and isinstance(node.slice, gast.Slice) \
+                and node.slice.lower is None and node.slice.upper is None and _const(node.slice.step) == -1:
+            new = gast.Call(func=name("reversed_range"), args=copy.deepcopy(self.ranges[node.value.id].args),
+                            keywords=[])
+            new.s2s_fn = numba_lower.reversed_range
+            return new
         # r[k] on a range Numba cannot index: start + k * step
         if isinstance(node.value, gast.Name) and node.value.id in self.ranges and isinstance(node.ctx, gast.Load) \
                 and not isinstance(node.slice, (gast.Slice, gast.Tuple)):

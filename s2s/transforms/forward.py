@@ -248,6 +248,14 @@ class ForwardBuilder:
             else:
                 state[v] = ZERO
             return code
+        if fn is rt.restore:     # typed tapes: the tangent tape mirrors the value tape
+            st, cur = value.args
+            if st.id in self.active:
+                t_cur = self.tangent_or_zero(cur.id, state, code) if isinstance(cur, gast.Name) else const(0.0)
+                self.set_tangent(v, _call(rt.restore, [name(self.tan(st.id)), t_cur]), state, code)
+            else:
+                state[v] = ZERO
+            return code
         if v not in self.active:
             state[v] = ZERO
             return code
