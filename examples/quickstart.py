@@ -69,6 +69,21 @@ def main():
     print()
     print(s2s.show(loss))
 
+    # Per-example gradients: vmap of the gradient, batched as array code (no Python loop).
+    def example_loss(w, x, t):
+        return loss(w, x[None, :], t[None])
+    per_example = s2s.vmap(s2s.grad(example_loss), in_axes=(None, 0, 0))(w, X, y)
+    same = np.allclose(per_example.mean(axis=0), g, rtol=1e-10, atol=1e-12)
+    print(f"vmap(grad): per-example gradients of shape {per_example.shape}; their mean is the batch "
+          f"gradient: {same}")
+    assert same, "per-example gradients do not average to the batch gradient"
+
+    # Compiled: the same generated source, handed to Numba (nopython mode).
+    fast = s2s.jit(dloss)
+    agree = np.allclose(fast(w, X, y), g, rtol=1e-12)
+    print(f"jit(grad(loss)) (Numba, nopython) agrees with grad(loss): {agree}")
+    assert agree, "compiled gradient differs"
+
 
 if __name__ == "__main__":
     main()
