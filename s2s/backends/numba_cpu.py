@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from ..analysis.resolve import resolve_call
 from ..frontend.normalize import name, parse_expr
 from . import numba_lower
 
@@ -92,20 +93,7 @@ class _Lower(gast.NodeTransformer):
         self.namespace = namespace
 
     def resolve(self, node):
-        """What a call means: its annotation, or (template-made calls) its spelling in the namespace."""
-        fn = getattr(node, "s2s_fn", None)
-        if fn is not None:
-            return fn
-        parts, f = [], node.func
-        while isinstance(f, gast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if not isinstance(f, gast.Name) or f.id not in self.namespace:
-            return None
-        obj = self.namespace[f.id]
-        for p in reversed(parts):
-            obj = getattr(obj, p, None)
-        return obj
+        return resolve_call(node, self.namespace)
 
     def visit_For(self, node):
         self.generic_visit(node)

@@ -24,6 +24,7 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from ..analysis.resolve import resolve_call
 from ..codegen import emit
 from ..errors import TransformError
 from ..frontend.normalize import name
@@ -46,20 +47,7 @@ class _ScalarLower(gast.NodeTransformer):
         self.namespace = namespace
 
     def resolve(self, node):
-        fn = getattr(node, "s2s_fn", None)
-        if fn is not None:
-            return fn
-        parts, f = [], node.func
-        while isinstance(f, gast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if not isinstance(f, gast.Name):
-            return None
-        import builtins
-        obj = self.namespace.get(f.id, getattr(builtins, f.id, None))
-        for p in reversed(parts):
-            obj = getattr(obj, p, None)
-        return obj
+        return resolve_call(node, self.namespace)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -208,7 +196,7 @@ def build(jitted, nargs: int) -> Any:
                 if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
                         and st.targets[0].id == ret.value.id:
                     call = st.value
-                    fn = _resolve(call, namespace) if isinstance(call, gast.Call) else None
+                    fn = resolve_call(call, namespace) if isinstance(call, gast.Call) else None
                     if fn is np.sum and len(call.args) == 1 and not call.keywords:
                         st.value = call.args[0]
                         reduce_sum = True
@@ -265,16 +253,3 @@ def build(jitted, nargs: int) -> Any:
     kernel = cuda.jit(glb[f"{fdef.name}_kernel"])
     fn = CudaFunction(device_src, kernel_src, path, kernel, nout, reduce_sum, tuple(in_axes), gen.origin)
     return api.Generated(fn, text, path, gen.origin)
-
-
-def _resolve(call, namespace):
-    parts, f = [], call.func
-    while isinstance(f, gast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    if not isinstance(f, gast.Name) or f.id not in namespace:
-        return None
-    obj = namespace[f.id]
-    for p in reversed(parts):
-        obj = getattr(obj, p, None)
-    return obj

@@ -149,6 +149,13 @@ class Namer:
         return cand
 
 
+def namer_for(fdef, namespace: dict[str, Any]) -> "Namer":
+    """A Namer that avoids every name a function uses and every global its module has."""
+    taken = set(namespace) | set(dir(builtins))
+    taken |= {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+    return Namer(taken)
+
+
 @dataclasses.dataclass
 class Loop:
     cond: str | None      # the while-condition name (None for a plain for loop)

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
-from ..frontend.normalize import Namer, NormalizedFunction, assign, const, copy_loc, name, parse_expr
+from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for, parse_expr
 from ..rules import lookup
 from ..rules.batch_rules import batch_kind
 from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
@@ -77,11 +77,7 @@ class BatchBuilder:
         self.nf = nf
         self.spec = spec
         self.src = nf.source
-        taken = set(nf.namespace) | set(dir(builtins))
-        for n in gast.walk(nf.node):
-            if isinstance(n, gast.Name):
-                taken.add(n.id)
-        self.namer = Namer(taken)
+        self.namer = namer_for(nf.node, nf.namespace)
         self.size = self.namer.fresh("batch")
         self.stacks: set[str] = set()    # tapes: containers of (batched) values, never expanded
         self.defined: set[str] = set(nf.params)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..frontend.normalize import Namer, NormalizedFunction, assign, const, copy_loc, name
+from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from ..rules import lookup
 from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
 
@@ -117,11 +117,7 @@ class ForwardBuilder:
         self.nf = nf
         self.spec = spec
         self.src = nf.source
-        taken = set(nf.namespace) | set(dir(builtins))
-        for n in gast.walk(nf.node):
-            if isinstance(n, gast.Name):
-                taken.add(n.id)
-        self.namer = Namer(taken)
+        self.namer = namer_for(nf.node, nf.namespace)
         self.tan_names: dict[str, str] = {}
         self.stack_vars = {s.targets[0].id for s in _walk_stmts(nf.node.body)
                            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)

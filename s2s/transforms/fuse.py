@@ -26,28 +26,9 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from ..analysis.resolve import resolve_call
 from ..frontend.normalize import assign, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
-
-
-class _Resolver:
-    def __init__(self, namespace):
-        self.namespace = namespace
-
-    def __call__(self, call):
-        fn = getattr(call, "s2s_fn", None)
-        if fn is not None:
-            return fn
-        parts, f = [], call.func
-        while isinstance(f, gast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if not isinstance(f, gast.Name) or f.id not in self.namespace:
-            return None
-        obj = self.namespace[f.id]
-        for p in reversed(parts):
-            obj = getattr(obj, p, None)
-        return obj
 
 
 def _const(node):
@@ -56,7 +37,7 @@ def _const(node):
 
 class Fuser:
     def __init__(self, namespace, namer):
-        self.resolve = _Resolver(namespace)
+        self.resolve = lambda call: resolve_call(call, namespace)
         self.namer = namer
         self.fused = 0
 

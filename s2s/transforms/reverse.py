@@ -35,7 +35,7 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis.activity import activity
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..frontend.normalize import (Namer, NormalizedFunction, assign, const, copy_loc, name,
+from ..frontend.normalize import (Namer, NormalizedFunction, namer_for, assign, const, copy_loc, name,
                                   parse_expr)
 from ..rules import lookup
 
@@ -95,11 +95,7 @@ class ReverseBuilder:
         self.spec = spec
         self.src = nf.source
         fdef = nf.node
-        taken = set(nf.namespace) | set(dir(builtins))
-        for n in gast.walk(fdef):
-            if isinstance(n, gast.Name):
-                taken.add(n.id)
-        self.namer = Namer(taken)
+        self.namer = namer_for(fdef, nf.namespace)
         self.adj_names: dict[str, str] = {}
         self.tape = None
         self.stack_vars = {s.targets[0].id for s in _walk_stmts(fdef.body)
