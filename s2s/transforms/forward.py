@@ -24,9 +24,9 @@ from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from ..rules import lookup
-from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
+from .reverse import (BINOP_FN, MAYBE, OWNED, SHARED, UNARY_FN, ZERO, _call, _expr_stmt, _join, _walk_stmts,
+                      make_owned)
 
-ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
 _ZERO_ID = "__s2s_zero_tangent__"
 
 
@@ -34,14 +34,6 @@ _ZERO_ID = "__s2s_zero_tangent__"
 class ForwardSpec:
     wrt: list[str]          # parameters with tangents (normalized names)
     name: str = "jvp"
-
-
-def _join(a: str, b: str) -> str:
-    if a == b:
-        return a
-    if MAYBE in (a, b):
-        return MAYBE
-    return SHARED
 
 
 def _is_zero(node) -> bool:
@@ -208,15 +200,7 @@ class ForwardBuilder:
         state[v] = kind
 
     def ensure_owned(self, var: str, state, code: list) -> None:
-        t = self.tan(var)
-        st = state.get(var, ZERO)
-        if st == ZERO:
-            code.append(assign(t, _call(rt.zeros_like, [name(var)])))
-        elif st == SHARED:
-            code.append(assign(t, _call(rt.copy_value, [name(t)])))
-        elif st == MAYBE:
-            code.append(assign(t, gast.BinOp(name(t), gast.Add(), _call(rt.zeros_like, [name(var)]))))
-        state[var] = OWNED
+        make_owned(self.tan(var), var, state, code)
 
     def ensure_array(self, var: str, state, code: list) -> None:
         if state.get(var) == MAYBE:

@@ -68,6 +68,19 @@ def _join(a: str, b: str) -> str:
     return SHARED
 
 
+def make_owned(deriv: str, var: str, state: dict, code: list) -> None:
+    """Make `deriv` (the adjoint or tangent of `var`) an array only it refers to, so it can be
+    updated in place: zeros if it is symbolic, a copy if it may alias, an array if a scalar 0."""
+    st = state.get(var, ZERO)
+    if st == ZERO:
+        code.append(assign(deriv, _call(rt.zeros_like, [name(var)])))
+    elif st == SHARED:
+        code.append(assign(deriv, _call(rt.copy_value, [name(deriv)])))
+    elif st == MAYBE:
+        code.append(assign(deriv, gast.BinOp(name(deriv), gast.Add(), _call(rt.zeros_like, [name(var)]))))
+    state[var] = OWNED
+
+
 def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
     """A call of `fn` spelled by its rule (or, for a plain helper of s2s.runtime, by its name)."""
     rule = lookup(fn)
@@ -440,15 +453,7 @@ class ReverseBuilder:
             state[var] = OWNED
 
     def ensure_owned(self, var: str, state, code: list) -> None:
-        d = self.adj(var)
-        st = state.get(var, ZERO)
-        if st == ZERO:
-            code.append(assign(d, _call(rt.zeros_like, [name(var)])))
-        elif st == SHARED:
-            code.append(assign(d, _call(rt.copy_value, [name(d)])))
-        elif st == MAYBE:
-            code.append(assign(d, gast.BinOp(name(d), gast.Add(), _call(rt.zeros_like, [name(var)]))))
-        state[var] = OWNED
+        make_owned(self.adj(var), var, state, code)
 
     def materialize(self, var: str, defined: set[str]) -> tuple[Any, str]:
         d = self.adj(var)
