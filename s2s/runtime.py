@@ -578,6 +578,8 @@ def bunbroadcast_vjp(d, g, gb, xb):
 def fused_size(arrays):
     """Element count of a fused loop over `arrays` (scalars broadcast); -1 unless every
     array has one shape (then the unfused code runs)."""
+    if any(isinstance(a, np.ndarray) and a.ndim == 0 for a in arrays):
+        return -1
     shapes = {np.shape(a) for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0}
     if len(shapes) != 1:
         return -1

@@ -428,3 +428,10 @@ def test_fused_loop_in_compiled_source():
 def test_show_jit_prints_the_compiled_source():
     text = s2s.show(s2s.grad(J.fusable), transform="jit")
     assert "[numba cpu]" in text and "def fusable_grad(" in text
+
+
+def test_fused_code_with_a_zero_dim_array_input_takes_the_unfused_path():
+    x = np.linspace(0.1, 1.0, 7)
+    a = np.array(0.7)                      # 0-d: must not be read as a 7-element array
+    j = s2s.jit(J.fusable_two)
+    _assert_same(j(x, a), J.fusable_two(x, a), "fused function with a 0-d array input")

@@ -730,8 +730,8 @@ def _array_positions(tup):
 @overload(rt.fused_size)
 def _fused_size(arrays):
     pos = _array_positions(arrays)
-    if not pos:
-        return lambda arrays: -1
+    if not pos or any(_is_array(t) and t.ndim == 0 for t in arrays.types):
+        return lambda arrays: -1       # no arrays, or a 0-d array: the unfused code runs
     ndims = {arrays.types[k].ndim for k in pos}
     if len(ndims) != 1:
         return lambda arrays: -1
