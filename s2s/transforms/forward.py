@@ -11,21 +11,17 @@ it refers to, safe to update in place), SHARED (may alias), MAYBE (a scalar
 """
 from __future__ import annotations
 
-import builtins
 import copy
 import dataclasses
-from typing import Any
 
 import gast
-import numpy as np
 
 from .. import runtime as rt
 from ..analysis.activity import varied
-from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
+from ..errors import NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
-from ..rules import lookup
-from .reverse import (BINOP_FN, MAYBE, OWNED, SHARED, UNARY_FN, ZERO, _call, _expr_stmt, _join, _walk_stmts,
-                      make_owned)
+from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, make_owned,
+                      op_rule)
 
 _ZERO_ID = "__s2s_zero_tangent__"
 
@@ -266,25 +262,11 @@ class ForwardBuilder:
                         else _call(rt.zeros_like, [copy.deepcopy(o)]) for o in options]
             self.set_tangent(v, _call(rt.choose, [copy.deepcopy(index)] + tangents), state, code)
             return code
-        if isinstance(value, gast.BinOp):
-            fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
-        elif isinstance(value, gast.UnaryOp):
-            if isinstance(value.op, gast.Not):
-                state[v] = ZERO
-                return code
-            fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
-        elif isinstance(value, gast.Call):
-            args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
-        else:
-            raise self.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
-        rule = lookup(fn)
-        if rule is None or (rule.tangent is None and not rule.nondiff):
-            opname = rule.name if rule else type(getattr(value, "op", value)).__name__
-            raise self.error(NoRuleError, f"s2s has no forward-mode rule for `{opname}`", s,
-                             "register one with @s2s.custom_jvp, or use an op s2s knows")
-        if rule.nondiff:
+        found = op_rule(self, value, s, "tangent")
+        if found is None:
             state[v] = ZERO
             return code
+        rule, args, kws = found
         tmpl = rule.tangent
         try:
             bindings = tmpl.bind(name(v), args, kws)

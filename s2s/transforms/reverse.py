@@ -35,7 +35,7 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis.activity import activity
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..frontend.normalize import (Namer, NormalizedFunction, namer_for, assign, const, copy_loc, name,
+from ..frontend.normalize import (NormalizedFunction, namer_for, assign, const, copy_loc, name,
                                   parse_expr)
 from ..rules import lookup
 
@@ -66,6 +66,37 @@ def _join(a: str, b: str) -> str:
     if MAYBE in (a, b):
         return MAYBE
     return SHARED
+
+
+_MISSING_RULE = {
+    "adjoint": ("reverse-mode", "register one with @s2s.custom_vjp or s2s.adjoint, or use an op s2s knows"),
+    "tangent": ("forward-mode", "register one with @s2s.custom_jvp or s2s.tangent, or use an op s2s knows"),
+}
+
+
+def op_rule(builder, value, s, which: str):
+    """The rule, arguments and keywords of an ANF right-hand side (an operator or a call),
+    or None when it carries no derivative.  `which` is "adjoint" or "tangent": a rule
+    without that template is refused at the user's line."""
+    if isinstance(value, gast.BinOp):
+        fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
+    elif isinstance(value, gast.UnaryOp):
+        if isinstance(value.op, gast.Not):
+            return None
+        fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
+    elif isinstance(value, gast.Call):
+        fn = getattr(value, "s2s_fn", None)
+        args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
+    else:
+        raise builder.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
+    rule = lookup(fn)
+    if rule is None or (getattr(rule, which) is None and not rule.nondiff):
+        opname = rule.name if rule else type(getattr(value, "op", value)).__name__
+        mode, hint = _MISSING_RULE[which]
+        raise builder.error(NoRuleError, f"s2s has no {mode} rule for `{opname}`", s, hint)
+    if rule.nondiff:
+        return None
+    return rule, args, kws
 
 
 def make_owned(deriv: str, var: str, state: dict, code: list) -> None:
@@ -510,24 +541,10 @@ class ReverseBuilder:
                     self.accumulate(opt.id, _call(rt.pick_cotangent, [dv, copy.deepcopy(index), const(k), name(opt.id)]),
                                     state, code)
             return code
-        if isinstance(value, gast.BinOp):
-            fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
-        elif isinstance(value, gast.UnaryOp):
-            if isinstance(value.op, gast.Not):
-                return code
-            fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
-        elif isinstance(value, gast.Call):
-            fn = getattr(value, "s2s_fn", None)
-            args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
-        else:
-            raise self.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
-        rule = lookup(fn)
-        if rule is None or (rule.adjoint is None and not rule.nondiff):
-            opname = rule.name if rule else type(getattr(value, "op", value)).__name__
-            raise self.error(NoRuleError, f"s2s has no reverse-mode rule for `{opname}`", s,
-                             "register one with @s2s.custom_vjp or s2s.adjoint, or use an op s2s knows")
-        if rule.nondiff:
+        found = op_rule(self, value, s, "adjoint")
+        if found is None:
             return code
+        rule, args, kws = found
         tmpl = rule.adjoint
         try:
             bindings = tmpl.bind(name(v), args, kws)
