@@ -11,7 +11,6 @@ import os
 import functools
 import inspect
 import numbers
-import textwrap
 import threading
 from typing import Any, Callable, Sequence
 

@@ -10,9 +10,8 @@ s2s transforms then use the rule instead of the function's source.
 """
 from __future__ import annotations
 
-import functools
 import inspect
-from typing import Any, Callable
+from typing import Callable
 
 from .rules import registry
 from .rules.template import Template

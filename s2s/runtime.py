@@ -144,25 +144,6 @@ def inverse_axes(axes):
     return tuple(int(i) for i in np.argsort(axes))
 
 
-def prod_others(x, axis=None, keepdims=False):
-    """For each element, the product of the other elements along `axis` (no division, so zeros are exact)."""
-    x = np.asarray(x, dtype=float)
-    if x.ndim == 0:
-        return np.ones_like(x)
-    axes = _norm_axis(axis, x.ndim)
-    # Move reduced axes last and flatten them, then exclusive cumulative products.
-    rest = [a for a in range(x.ndim) if a not in axes]
-    perm = rest + list(axes)
-    xt = np.transpose(x, perm)
-    lead = xt.shape[:len(rest)]
-    flat = xt.reshape(lead + (-1,))
-    ones = np.ones(lead + (1,))
-    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    out = (left * right).reshape(xt.shape)
-    return np.transpose(out, np.argsort(perm))
-
-
 def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
@@ -462,12 +443,6 @@ def bdot(a, b, ab, bb):
         b2 = balign(b, (a,), (ab,)) if bb else b
         return a2 * b2
     return bmatmul(a, b, ab, bb)
-
-
-def bindex_write(y, index, v):
-    """y[index] = v per example (y batched), v aligned to the written slots."""
-    idx = index if isinstance(index, tuple) else (index,)
-    y[(slice(None),) + idx] = v
 
 
 def bmap(fn, args, flags, size, kwargs=None):

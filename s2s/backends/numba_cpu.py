@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import name, parse_expr
+from ..frontend.normalize import name
 from . import numba_lower
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
@@ -78,7 +78,7 @@ def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:
 
 def namespace_additions() -> dict[str, Any]:
     from numba.typed import List
-    return {"List": List, "np_asarray": numba_lower.np_asarray, "reversed_range": numba_lower.reversed_range, "reduce_sum": numba_lower.reduce_sum,
+    return {"List": List, "reversed_range": numba_lower.reversed_range, "reduce_sum": numba_lower.reduce_sum,
             "reduce_max": numba_lower.reduce_max, "reduce_min": numba_lower.reduce_min,
             "reduce_prod": numba_lower.reduce_prod, "reduce_mean": numba_lower.reduce_mean}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Callable
+from typing import Any
 
 import gast
 import numpy as np

@@ -478,17 +478,6 @@ def _float_dtype_flag(dtype):
     return lambda dtype: 1.0
 
 
-def np_asarray(x):
-    return np.asarray(x)
-
-
-@overload(np_asarray)
-def _np_asarray(x):
-    if _is_array(x):
-        return lambda x: x
-    return lambda x: np.array(x)
-
-
 @overload(rt.choose)
 def _choose(index, *options):
     def impl(index, *options):
@@ -703,11 +692,8 @@ def _bmatmul_vjp_lower(side):
         fk = getattr(keep, "literal_value", None)
         if fa is None or fb is None or not fk or not (_is_array(a) and _is_array(b) and _is_array(g)):
             return None
-        ref_batched = fa if side == "a" else fb
-
         def impl(g, a, b, ab, bb, keep=False):
             n = g.shape[0]
-            ref = a if side == "a" else b
             first = per_example(g[0], a[0] if fa else a, b[0] if fb else b)
             out = np.empty((n,) + first.shape)
             out[0] = first

@@ -842,7 +842,6 @@ class Normalizer:
         # a < b < c  ->  r = a < b; if r: r = b < c   (b evaluated once)
         result = self.namer.temp()
         left = self.atom(node.left, out)
-        operands = [left]
         first_right = self.atom(node.comparators[0], out)
         out.append(assign(result, gast.Compare(left, [node.ops[0]], [first_right]), node))
         prev = first_right
@@ -956,7 +955,7 @@ class Normalizer:
             return self.call_rule(obj, args, node, kws)
         if isinstance(obj, types.FunctionType) and obj in self.keep_calls:
             # a helper the next pass has its own rule for (e.g. vmap's batched matmul cotangents)
-            call = gast.Call(func=self.global_ref(obj.__name__, obj, node) if False else name(self._bind_fn(obj)),
+            call = gast.Call(func=name(self._bind_fn(obj)),
                              args=[self.emit_literal(a) for a in args],
                              keywords=[gast.keyword(k, self.emit_literal(v)) for k, v in kws.items()])
             call.s2s_fn = obj

@@ -117,9 +117,8 @@ def setitem_cotangent_t(y, g, index, like):
 # ----- Batching helpers (vmap) ---------------------------------------------------
 for _fn in (rt.batch_size, rt.bshape, rt.bsize, rt.blen, rt.bseed, rt.breduced_size, rt.baxis, rt.ex_ndim):
     nondiff(_fn, _fn.__name__)
-nondiff(rt.bflatten, "bflatten") if False else None
 for _fn in (rt.bunbroadcast, rt.bexpand_reduced, rt.badd_at, rt.bmap, rt.per_example, rt.bgetitem,
-            rt.bindex_write, rt.bsetitem, rt.bflatten, rt.breshape, rt.btranspose, rt.bdot):
+            rt.bsetitem, rt.bflatten, rt.breshape, rt.btranspose, rt.bdot):
     register(_fn, _fn.__name__)     # no derivative rules yet: differentiating them is a clear error
 
 

@@ -26,8 +26,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
-from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for, parse_expr
-from ..rules import lookup
+from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from ..rules.batch_rules import batch_kind
 from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
 
@@ -590,7 +589,7 @@ class BatchBuilder:
         if any(_names(a) & self.batched for a in call.args):
             if fn in (builtins.print,):
                 return [s]
-            raise NoArrayForm(f"a call made for its effect on batched values", s)
+            raise NoArrayForm("a call made for its effect on batched values", s)
         return [s]
 
     # ----- control flow on batched conditions ----------------------------------------

@@ -120,7 +120,6 @@ class Fuser:
         if len(run) < 2 or ops < 2:
             return run
         defined = [s.targets[0].id for s in run]
-        defined_set = set(defined)
         # values read after the run (or by later iterations of an enclosing loop: be conservative)
         # values read anywhere outside the run (after it, or earlier in an enclosing loop) are kept
         inside = {id(n) for s in run for n in gast.walk(s)}
