@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.activity import activity
+from ..analysis.remat import rematerializable
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import (NormalizedFunction, namer_for, assign, const, copy_loc, name,
                                   parse_expr)
@@ -257,6 +258,11 @@ class ReverseBuilder:
         out_name = out_node.id if isinstance(out_node, gast.Name) else None
         self.saved = self._saved_candidates(body)
         self._check_aliases(body)
+        # Loop temporaries the backward sweep recomputes instead of saving.
+        effects = {s.value.args[0].id for s in _walk_stmts(body) if isinstance(s, gast.Expr)
+                   and isinstance(s.value, gast.Call) and s.value.args and isinstance(s.value.args[0], gast.Name)}
+        self.remat = rematerializable(body, self.nf.params, self.written | effects, _view_sources)
+        self.saved -= set(self.remat)
         self.active = activity(body, self.spec.wrt, [out_name] if out_name else [])
         for p in self.spec.wrt:
             self.adj(p)
@@ -287,7 +293,8 @@ class ReverseBuilder:
         snap: dict[str, str] = {}
         for node in returned:
             for n in gast.walk(node):
-                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.written) and n.id not in snap:
+                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.remat or n.id in self.written) \
+                        and n.id not in snap:
                     snap[n.id] = self.namer.fresh(n.id + "_value")
         if snap:
             seed_stmts[:0] = [copy_loc(assign(new, _call(np.copy, [name(old)]) if old in self.written
@@ -457,7 +464,26 @@ class ReverseBuilder:
                     copy_loc(c, s)
                 c.s2s_grad_of = True
             out += code
-        return out
+        return self._recompute(stmts, out) + out
+
+    def _recompute(self, stmts: list, out: list) -> list:
+        """The block's recomputed temporaries that its backward code reads, in forward order."""
+        local = [s for s in stmts if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                 and s.targets[0].id in self.remat]
+        if not local:
+            return []
+        reads = self._names_read(out)
+        keep = []
+        for s in reversed(local):
+            if s.targets[0].id in reads:
+                keep.append(s)
+                reads |= {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+        code = []
+        for s in reversed(keep):
+            c = copy_loc(assign(s.targets[0].id, copy.deepcopy(s.value)), s)
+            c.s2s_grad_of = True
+            code.append(c)
+        return code
 
     def rev_stmt(self, s, state) -> list:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
