@@ -23,6 +23,7 @@ from .errors import ArgumentError, NonDifferentiableError, TransformError
 from .frontend.normalize import normalize
 from .frontend.parse import parse_function
 from .optimize import cleanup
+from .optimize.specialize import arg_facts
 from .rules import lookup
 from .transforms.forward import ForwardSpec, forward
 from .transforms.batching import BatchSpec, batch
@@ -175,6 +176,9 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
                                        tapes=opts.get("tapes", "single")))
     fdef = cleanup.optimize(fdef)
+    if opts.get("arg_facts") is not None:
+        from .optimize.specialize import specialize
+        fdef = cleanup.optimize(specialize(fdef, dict(zip(nf.params, opts["arg_facts"]))))
     if backend == "numba":
         from .backends import numba_cpu
         from .frontend.normalize import Namer
@@ -730,11 +734,19 @@ class Jitted:
         return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
                 ("fuse", fuse))
 
-    def generated_for(self, nargs: int, fuse: bool = True) -> Generated:
-        gen = self._gens.get((nargs, fuse))
+    def generated_for(self, nargs: int, fuse: bool = True, facts: tuple | None = None) -> Generated:
+        """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the
+        actual arguments), specialized on them where the transform allows."""
+        fun, opts = self.fun, self._options(fuse)
+        if facts is not None and not (self.target != "cuda" and isinstance(fun, Transformed)
+                                      and fun.transform in ("grad", "value_and_grad")
+                                      and not isinstance(fun.fun, (Transformed, Batched))):
+            facts = None
+        gen = self._gens.get((nargs, fuse, facts))
         if gen is not None:
             return gen
-        fun, opts = self.fun, self._options(fuse)
+        if facts is not None:
+            opts += (("arg_facts", facts),)
         if self.target == "cuda":
             from .backends import numba_cuda
             gen = numba_cuda.build(self, nargs)
@@ -760,8 +772,13 @@ class Jitted:
             gen = _build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux, opts)
         else:
             gen = _build(source_function(fun), "primal", (), False, False, opts)
-        self._gens[(nargs, fuse)] = gen
+        self._gens[(nargs, fuse, facts)] = gen
         return gen
+
+    def generated_for_args(self, *args) -> Generated:
+        """The generated (specialized) function a call with these arguments runs."""
+        sig = _signature_key(args)
+        return self.generated_for(len(args), sig not in self._unfused, arg_facts(args))
 
     def python_version(self, nargs: int) -> Callable:
         fun = self.fun
@@ -804,8 +821,9 @@ class Jitted:
             return fun._call_tree(args, wrap=self._wrap_inner)
         sig = _signature_key(args)
         fuse = sig not in self._unfused
+        facts = arg_facts(args)
         try:
-            gen = self.generated_for(len(args), fuse)
+            gen = self.generated_for(len(args), fuse, facts)
             return gen.fn(*args)
         except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
             if not _is_compile_error(exc):
@@ -815,7 +833,7 @@ class Jitted:
                 # other dtypes) compile the unfused code instead.
                 self._unfused.add(sig)
                 try:
-                    return self.generated_for(len(args), False).fn(*args)
+                    return self.generated_for(len(args), False, facts).fn(*args)
                 except Exception as exc2:
                     if not _is_compile_error(exc2):
                         raise
@@ -865,7 +883,10 @@ def _compile_error(jitted, exc, nargs) -> Exception:
         return exc
     import re as _re
     text = str(exc)
-    gen = jitted._gens.get((nargs, False)) or jitted._gens.get((nargs, True))
+    # the code that failed: the unfused version if one was tried (key: nargs, fused, facts)
+    tried = [(key, gen) for key, gen in jitted._gens.items() if key[0] == nargs]
+    unfused = [gen for key, gen in tried if key[1] is False]
+    gen = (unfused or [gen for _, gen in tried] or [None])[-1]
     where = None
     for m in _re.finditer(r'File "([^"]+)", line (\d+)', text):
         path, line = m.group(1), int(m.group(2))

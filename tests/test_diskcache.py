@@ -34,10 +34,10 @@ CHILD = textwrap.dedent("""
     g = s2s.jit(s2s.grad(usermod.loss))
     out = g(x)
     ref = s2s.grad(usermod.loss)(x)
-    fn = g.generated_for(1).fn
+    fn = g.generated_for_args(x).fn
     print(json.dumps({{"stats": s2s.api.STATS, "ok": bool(np.allclose(out, ref, rtol=1e-12)),
                       "hits": sum(fn.stats.cache_hits.values()), "misses": sum(fn.stats.cache_misses.values()),
-                      "path": g.generated_for(1).path}}))
+                      "path": g.generated_for_args(x).path}}))
 """)
 
 

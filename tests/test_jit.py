@@ -96,7 +96,7 @@ def _assert_same(got, expected, what, rtol=RTOL, atol=ATOL):
 def _assert_nopython(j, nargs, n_signatures=None):
     """j's compiled objects (the fused code and, for signatures it does not fit, the unfused
     code) are Numba CPU dispatchers in nopython mode, with compiled signatures."""
-    fns = [gen.fn for (n, _fused), gen in j._gens.items() if n == nargs]
+    fns = [gen.fn for key, gen in j._gens.items() if key[0] == nargs]
     assert fns, "nothing was compiled"
     sigs = []
     for fn in fns:

@@ -49,7 +49,8 @@ def _live_names(body: list) -> set[str]:
             elif isinstance(s, gast.Expr):
                 call = s.value
                 fn = getattr(call, "s2s_fn", None)
-                if fn is rt.add_at and call.args and isinstance(call.args[0], gast.Name):
+                if fn in (rt.add_at, rt.push) and call.args and isinstance(call.args[0], gast.Name):
+                    # an accumulation or a tape push matters if its target is read later
                     if call.args[0].id in live:
                         reads = _names(call)
                 else:
@@ -69,7 +70,32 @@ def _live_names(body: list) -> set[str]:
     return live
 
 
-def _sweep(stmts: list, live: set[str]) -> tuple[list, bool]:
+def _empty(s) -> bool:
+    return isinstance(s, (gast.If, gast.For)) and all(isinstance(b, gast.Pass) for b in s.body) and \
+        all(isinstance(b, gast.Pass) for b in getattr(s, "orelse", []))
+
+
+def _reads_outside_loops_over(stmts: list, target: str, inside: bool = False) -> bool:
+    """`target` is read somewhere other than in the body of a `for target in ...` loop."""
+    for s in stmts:
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and s.target.id == target:
+            if target in _names(s.iter):
+                return True
+            continue
+        parts = [s.test] if isinstance(s, (gast.If, gast.While)) else [s.iter] if isinstance(s, gast.For) else [s]
+        for p in parts:
+            if any(isinstance(n, gast.Name) and n.id == target and not isinstance(n.ctx, gast.Store)
+                   for n in gast.walk(p)):
+                return True
+        for field in ("body", "orelse"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)) \
+                    and _reads_outside_loops_over(sub, target):
+                return True
+    return False
+
+
+def _sweep(stmts: list, live: set[str], loop_free_reads: set[str] = frozenset()) -> tuple[list, bool]:
     out, changed = [], False
     for s in stmts:
         if isinstance(s, gast.Assign):
@@ -79,24 +105,87 @@ def _sweep(stmts: list, live: set[str]) -> tuple[list, bool]:
             if dead_name or dead_write:
                 changed = True
                 continue
-        if isinstance(s, gast.Expr) and getattr(s.value, "s2s_fn", None) is rt.add_at \
+        if isinstance(s, gast.Expr) and getattr(s.value, "s2s_fn", None) in (rt.add_at, rt.push) \
                 and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id not in live:
+            changed = True
+            continue
+        if _empty(s) and (isinstance(s, gast.If) and isinstance(s.test, gast.Name) or
+                          isinstance(s, gast.For) and s.target.id not in loop_free_reads and _pure(s.iter)):
             changed = True
             continue
         for field in ("body", "orelse"):
             sub = getattr(s, field, None)
             if isinstance(sub, list) and sub and isinstance(s, (gast.If, gast.For, gast.While)):
-                new, c = _sweep(sub, live)
+                new, c = _sweep(sub, live, loop_free_reads)
                 changed |= c
                 setattr(s, field, new or ([gast.Pass()] if field == "body" else []))
         out.append(s)
     return out, changed
 
 
+def _live_in(stmts: list, live: set[str], dead: set[int]) -> set[str]:
+    """Flow-sensitive liveness, backwards over structured code; records in `dead` the pure
+    assignments whose value is overwritten (or never read) before any read."""
+    live = set(live)
+    for s in reversed(stmts):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            v = s.targets[0].id
+            if v not in live and _pure(s.value):
+                dead.add(id(s))
+                continue
+            dead.discard(id(s))
+            live = (live - {v}) | _names(s.value)
+        elif isinstance(s, gast.If):
+            live = _names(s.test) | _live_in(s.body, live, dead) | _live_in(s.orelse, live, dead)
+        elif isinstance(s, (gast.For, gast.While)):
+            head = _names(s.iter if isinstance(s, gast.For) else s.test)
+            loop_live = live | head
+            for _ in range(50):     # fixpoint: what the body needs at its start is live at its end
+                inner = _live_in(s.body, loop_live, set())
+                new = live | head | inner
+                if new == loop_live:
+                    break
+                loop_live = new
+            _live_in(s.body, loop_live, dead)
+            live = loop_live
+        else:
+            live |= _names(s)
+    return live
+
+
+def dead_stores(fdef: gast.FunctionDef) -> bool:
+    """Drop pure assignments no read can see (e.g. forward-sweep values the backward sweep
+    recomputes). Returns whether anything changed."""
+    dead: set[int] = set()
+    _live_in(fdef.body, set(), dead)
+    if not dead:
+        return False
+
+    def drop(stmts):
+        out = []
+        for s in stmts:
+            if id(s) in dead:
+                continue
+            for field in ("body", "orelse"):
+                sub = getattr(s, field, None)
+                if isinstance(sub, list) and sub and isinstance(s, (gast.If, gast.For, gast.While)):
+                    setattr(s, field, drop(sub) or ([gast.Pass()] if field == "body" else []))
+            out.append(s)
+        return out
+    fdef.body = drop(fdef.body)
+    return True
+
+
 def dead_code(fdef: gast.FunctionDef) -> gast.FunctionDef:
     while True:
-        fdef.body, changed = _sweep(fdef.body, _live_names(fdef.body))
-        if not changed:
+        changed_stores = dead_stores(fdef)
+        targets = {s.target.id for s in _all_stmts(fdef.body) if isinstance(s, gast.For)
+                   and isinstance(s.target, gast.Name)}
+        # loop variables whose value after their loops matters (an empty loop over them must stay)
+        loop_free_reads = {t for t in targets if _reads_outside_loops_over(fdef.body, t)} | \
+            {a.id for a in fdef.args.args}
+        fdef.body, changed = _sweep(fdef.body, _live_names(fdef.body), loop_free_reads)
+        if not changed and not changed_stores:
             return fdef
 
 
