@@ -177,8 +177,12 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
                                        tapes=opts.get("tapes", "single")))
     fdef = cleanup.optimize(fdef)
     if opts.get("arg_facts") is not None:
-        from .optimize.specialize import specialize
-        fdef = cleanup.optimize(specialize(fdef, dict(zip(nf.params, opts["arg_facts"]))))
+        from .optimize.specialize import infer_facts, specialize
+        params = dict(zip(nf.params, opts["arg_facts"]))
+        fdef = cleanup.optimize(specialize(fdef, params, nf.namespace))
+        if backend == "numba":
+            from .optimize.array_tapes import array_tapes
+            fdef = array_tapes(fdef, infer_facts(fdef, params, nf.namespace), nf.namespace)
     if backend == "numba":
         from .backends import numba_cpu
         from .frontend.normalize import Namer

@@ -41,6 +41,33 @@ def restore(st: Stack, current):
     return st[-1] if len(st) else current
 
 
+# Array tapes (compiled code whose saved values are scalars of a known dtype): a buffer and a
+# count kept in two variables; the buffer grows by doubling, and a loop with a known trip count
+# reserves room for all its pushes before it starts.
+def tape_push(buf, n, value):
+    """buf with `value` stored at position n (a larger copy when full)."""
+    if n == buf.shape[0]:
+        new = np.empty(2 * buf.shape[0] + 16, buf.dtype)
+        new[:n] = buf[:n]
+        buf = new
+    buf[n] = value
+    return buf
+
+
+def tape_reserve(buf, n, extra):
+    """buf with room for `extra` more values after its first n."""
+    if n + extra > buf.shape[0]:
+        new = np.empty(n + extra, buf.dtype)
+        new[:n] = buf[:n]
+        return new
+    return buf
+
+
+def tape_top(buf, n, current):
+    """The newest of the first n values (after a restore dropped one), or `current` if none."""
+    return buf[n - 1] if n > 0 else current
+
+
 def copy_value(x):
     """A copy of an array (a view would change under later writes); scalars as they are."""
     return x.copy() if isinstance(x, np.ndarray) else x

@@ -27,6 +27,7 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from ..analysis.resolve import resolve_call
 from ..frontend.normalize import const
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,
@@ -37,9 +38,8 @@ SHAPE = ("shape", "i")
 _REAL = ("b", "i", "f", "r")
 _ORDER = {"b": 0, "i": 1, "r": 2, "f": 3}
 _REDUCTIONS = {id(f) for f in (np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin)}
-_PREDICATES = {id(f) for f in (np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
-                               np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isnan,
-                               np.isinf, np.isfinite, np.signbit)}
+_BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
+           gast.Pow: np.power, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide}
 
 
 def arg_facts(args) -> tuple:
@@ -47,19 +47,51 @@ def arg_facts(args) -> tuple:
     out = []
     for a in args:
         if isinstance(a, np.ndarray):
-            kind = a.dtype.kind
-            out.append((a.ndim, "i" if kind == "u" else kind if kind in "bifc" else None))
+            out.append((a.ndim, _dtype_kind(a.dtype)))
         elif isinstance(a, (bool, np.bool_)):
             out.append((0, "b"))
-        elif isinstance(a, (int, np.integer)):
+        elif isinstance(a, (np.integer, np.floating)):
+            out.append((0, _dtype_kind(a.dtype)))
+        elif isinstance(a, int):
             out.append((0, "i"))
-        elif isinstance(a, (float, np.floating)):
+        elif isinstance(a, float):
             out.append((0, "f"))
         elif isinstance(a, (complex, np.complexfloating)):
             out.append((0, "c"))
         else:
             out.append(UNKNOWN)
     return tuple(out)
+
+
+def _dtype_kind(dtype) -> str | None:
+    """'f' float64, 'i' int64, 'b' bool, 'c' complex128; other real dtypes 'r' (real, width unknown)."""
+    exact = {np.dtype(np.float64): "f", np.dtype(np.int64): "i", np.dtype(np.bool_): "b",
+             np.dtype(np.complex128): "c"}
+    if dtype in exact:
+        return exact[dtype]
+    return "r" if dtype.kind in "biuf" else None
+
+
+_SAMPLE = {"f": np.float64(0.75), "i": np.int64(3), "b": np.bool_(True)}
+_RESULT_KINDS: dict = {}
+
+
+def _result_kind(ufunc, kinds) -> str | None:
+    """The dtype kind of ufunc(*args) for 64-bit argument kinds (found by evaluating it once)."""
+    if any(k not in _REAL for k in kinds):
+        return "c" if all(k in _REAL + ("c",) for k in kinds) else None
+    if "r" in kinds:
+        kind = _result_kind(ufunc, tuple("f" if k == "r" else k for k in kinds))
+        return "b" if kind == "b" else "r" if kind is not None else None
+    key = (ufunc, tuple(kinds))
+    if key not in _RESULT_KINDS:
+        try:
+            with np.errstate(all="ignore"):
+                value = ufunc(*[_SAMPLE[k] for k in kinds])
+            _RESULT_KINDS[key] = _dtype_kind(np.asarray(value).dtype)
+        except Exception:
+            _RESULT_KINDS[key] = None
+    return _RESULT_KINDS[key]
 
 
 def _kind(*kinds):
@@ -80,9 +112,13 @@ def _join(a, b):
 
 
 class _Facts:
-    def __init__(self, fdef: gast.FunctionDef, params: dict[str, tuple]):
+    def __init__(self, fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dict):
         self.env: dict[str, tuple] = dict(params)
         self.fdef = fdef
+        self.namespace = namespace
+
+    def fn(self, call):
+        return resolve_call(call, self.namespace) if isinstance(call, gast.Call) else None
 
     def infer(self) -> dict[str, tuple]:
         for _ in range(10):
@@ -106,9 +142,8 @@ class _Facts:
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                             self.env[n.id] = UNKNOWN
             elif isinstance(s, gast.For):
-                fn = getattr(s.iter, "s2s_fn", None)
-                ranged = fn is builtins.range or (fn is builtins.reversed and
-                                                  getattr(s.iter.args[0], "s2s_fn", None) is builtins.range)
+                fn = self.fn(s.iter)
+                ranged = fn is builtins.range or (fn is builtins.reversed and self.fn(s.iter.args[0]) is builtins.range)
                 if isinstance(s.target, gast.Name):
                     self.assign(s.target.id, (0, "i") if ranged else UNKNOWN)
                 else:
@@ -180,15 +215,12 @@ class _Facts:
                 return UNKNOWN
             a, b = left[0], right[0]
             rank = 0 if a == b == 1 else b - 1 if a == 1 else a - 1 if b == 1 else max(a, b)
-            return (rank, _kind(left[1], right[1]) if left[1] in _REAL and right[1] in _REAL else None)
+            return (rank, "f" if left[1] == right[1] == "f" else None)
         fact = self.elementwise([left, right])
         if fact in (BOTTOM, UNKNOWN):
             return fact
-        if isinstance(node.op, gast.Div) and fact[1] in _REAL:
-            return (fact[0], "f")
-        if isinstance(node.op, gast.Pow) and fact[1] in _REAL:
-            return (fact[0], "r")
-        return fact
+        ufunc = _BINOPS.get(type(node.op))
+        return (fact[0], _result_kind(ufunc, (left[1], right[1])) if ufunc is not None else None)
 
     def subscript(self, node):
         base = self.expr(node.value)
@@ -223,25 +255,34 @@ class _Facts:
         return (rank, base[1])
 
     def call(self, node):
-        fn = getattr(node, "s2s_fn", None)
+        fn = self.fn(node)
         args = [self.expr(a) for a in node.args]
-        if fn is rt.unbroadcast and len(args) == 2:
-            return args[1] if args[1] != SHAPE else UNKNOWN
+        if fn is rt.unbroadcast and len(args) == 2:      # g's dtype, t's shape
+            g, t = args
+            if BOTTOM in args:
+                return BOTTOM
+            return (t[0], g[1]) if t[0] not in (None, "shape") and g[0] not in (None, "shape") else UNKNOWN
         if fn in (rt.restore, ) and len(args) == 2:
             return args[1]
         if fn in (rt.copy_value, rt.zeros_like) and len(args) == 1 and not node.keywords:
             f = args[0]
-            return f if fn is rt.copy_value or f in (BOTTOM, UNKNOWN) else (f[0], "f" if f[1] in _REAL else None)
+            if fn is rt.copy_value or f in (BOTTOM, UNKNOWN) or f[0] == "shape":
+                return f if f != SHAPE else UNKNOWN
+            return (f[0], "f" if f[1] in ("b", "i", "f") else "r" if f[1] == "r" else None)
         if fn is rt.seed_cotangent:
             return (0, "f")
         if node.keywords:
             return UNKNOWN
         if isinstance(fn, np.ufunc) and len(args) == fn.nin:
-            return self.elementwise(args, "b" if id(fn) in _PREDICATES else None)
+            fact = self.elementwise(args)
+            return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], _result_kind(fn, tuple(a[1] for a in args)))
         if id(fn) in _REDUCTIONS and len(args) == 1:
             f = args[0]
-            return BOTTOM if f == BOTTOM else (0, f[1] if f[1] in _REAL else None) if f[0] not in (None, "shape") \
-                else UNKNOWN
+            if f == BOTTOM or f[0] in (None, "shape"):
+                return f if f == BOTTOM else UNKNOWN
+            if fn is np.mean:
+                return (0, "f" if f[1] in ("b", "i", "f") else f[1] if f[1] == "r" else None)
+            return (0, "i" if f[1] == "b" and fn in (np.sum, np.prod) else f[1] if f[1] in _REAL else None)
         if fn is builtins.len and len(args) == 1:
             return (0, "i")
         if fn in (builtins.float, np.float64) and len(args) == 1:
@@ -260,7 +301,7 @@ class _Rewrite(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        fn = getattr(node, "s2s_fn", None)
+        fn = self.facts.fn(node)
         if fn is rt.unbroadcast and len(node.args) == 2 and not node.keywords:
             g, t = (self.facts.expr(a) for a in node.args)
             if t[0] == 0 and g[0] == 0:
@@ -277,8 +318,13 @@ class _Rewrite(gast.NodeTransformer):
         return node
 
 
-def specialize(fdef: gast.FunctionDef, params: dict[str, tuple]) -> gast.FunctionDef:
-    """Rewrite shape-generic helpers whose answers the argument facts decide."""
-    facts = _Facts(fdef, params)
+def infer_facts(fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dict) -> "_Facts":
+    """(rank, kind) of every variable of `fdef` given its parameters' facts (`facts.env`)."""
+    facts = _Facts(fdef, params, namespace)
     facts.infer()
-    return _Rewrite(facts).visit(fdef)
+    return facts
+
+
+def specialize(fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dict) -> gast.FunctionDef:
+    """Rewrite shape-generic helpers whose answers the argument facts decide."""
+    return _Rewrite(infer_facts(fdef, params, namespace)).visit(fdef)
