@@ -742,15 +742,12 @@ class Jitted:
         """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the
         actual arguments), specialized on them where the transform allows."""
         fun, opts = self.fun, self._options(fuse)
-        if facts is not None and not (self.target != "cuda" and isinstance(fun, Transformed)
-                                      and fun.transform in ("grad", "value_and_grad")
-                                      and not isinstance(fun.fun, (Transformed, Batched))):
+        if facts is not None and not (self.target != "cuda" and _specializable(
+                fun.fun if isinstance(fun, Batched) else fun)):
             facts = None
         gen = self._gens.get((nargs, fuse, facts))
         if gen is not None:
             return gen
-        if facts is not None:
-            opts += (("arg_facts", facts),)
         if self.target == "cuda":
             from .backends import numba_cuda
             gen = numba_cuda.build(self, nargs)
@@ -760,8 +757,12 @@ class Jitted:
             if isinstance(inner, Transformed):
                 if isinstance(inner.fun, (Transformed, Batched)):
                     raise TransformError("jit of vmap of a nested transform is not supported yet")
+                inner_opts: tuple = (("tapes", "per_variable"),)
+                if facts is not None:     # the inner transform sees one example of each batched argument
+                    inner_opts += (("arg_facts", tuple(f if a is None or f[0] in (None, 0) else (f[0] - 1, f[1])
+                                                       for f, a in zip(facts, axes))),)
                 src = _build(source_function(inner.fun), inner.transform, inner.argnums, inner.tuple_out,
-                             inner.has_aux, (("tapes", "per_variable"),)).fn
+                             inner.has_aux, inner_opts).fn
             elif isinstance(inner, Batched):
                 raise TransformError("jit of nested vmap is not supported yet; jit the inner function")
             else:
@@ -773,6 +774,8 @@ class Jitted:
                 raise TransformError(
                     "jit of a derivative of a derivative is not supported yet (the inner tapes are Python lists)",
                     hint="jit the first derivative, or run the nested transform without jit")
+            if facts is not None:
+                opts += (("arg_facts", facts),)
             gen = _build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux, opts)
         else:
             gen = _build(source_function(fun), "primal", (), False, False, opts)
@@ -864,6 +867,12 @@ class Jitted:
     def source(self) -> str:
         gens = list(self._gens.values())
         return gens[0].source if gens else ""
+
+
+def _specializable(fun) -> bool:
+    """Transforms whose generated code is specialized on the argument facts under jit."""
+    return isinstance(fun, Transformed) and fun.transform in ("grad", "value_and_grad") \
+        and not isinstance(fun.fun, (Transformed, Batched))
 
 
 def _signature_key(args) -> tuple:

@@ -280,6 +280,18 @@ def test_jit_vmap_grad_logistic_with_matmul():
     _assert_nopython(j, 3)
 
 
+def test_jit_vmap_grad_wrt_the_batched_argument():
+    # per-example gradients w.r.t. x (the batched side of x @ w): g_i * w for each example
+    w, X, y = _vmap_grad_inputs()
+    j = s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss_matmul, argnums=1), in_axes=(None, 0, 0)))
+    got = j(w, X, y)
+    loop = np.stack([s2s.grad(J.logistic_loss_matmul, argnums=1)(w, X[i], y[i]) for i in range(X.shape[0])])
+    _assert_same(got, loop, "jit(vmap(grad(logistic_loss_matmul, argnums=1)))")
+    closed = (-y / (1.0 + np.exp(y * (X @ w))))[:, None] * w[None, :]
+    _assert_same(got, closed, "per-example input gradients, closed form")
+    _assert_nopython(j, 3)
+
+
 def test_jit_parallel_target():
     x, w = _xw(5, (40,))
     j = s2s.jit(J.mixed_loss, target="parallel")

@@ -692,6 +692,24 @@ def _bmatmul_vjp_lower(side):
         fk = getattr(keep, "literal_value", None)
         if fa is None or fb is None or not fk or not (_is_array(a) and _is_array(b) and _is_array(g)):
             return None
+        if g.ndim == 1 and fa != fb and (a.ndim, b.ndim) == ((2, 1) if fa else (1, 2)):
+            # per-example dot products (a batched vector against a shared one, or the reverse):
+            # the cotangent of one side is g[i] times the other side's vector, written in place
+            def dot_impl(g, a, b, ab, bb, keep=False):
+                batched, shared = (a, b) if fa else (b, a)
+                n, d = g.shape[0], batched.shape[1]
+                out = np.empty((n, d))
+                for i in range(n):
+                    gi = g[i]
+                    if side == ("b" if fa else "a"):      # the cotangent of the shared vector
+                        for j in range(d):
+                            out[i, j] = gi * batched[i, j]
+                    else:                                 # the cotangent of the batched vector
+                        for j in range(d):
+                            out[i, j] = gi * shared[j]
+                return out
+            return dot_impl
+
         def impl(g, a, b, ab, bb, keep=False):
             n = g.shape[0]
             first = per_example(g[0], a[0] if fa else a, b[0] if fb else b)
