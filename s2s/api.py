@@ -826,12 +826,17 @@ class Jitted:
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)
+        if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)):
+            n = len(args)
+            for a in fun.argnums:      # the same refusals as the unjitted transform
+                if not -n <= a < n:
+                    raise ArgumentError(f"argnums={a} is out of range for a call with {n} arguments")
+                _check_differentiable(args[a], a % n, source_function(fun.fun))
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         facts = arg_facts(args)
         try:
-            gen = self.generated_for(len(args), fuse, facts)
-            return gen.fn(*args)
+            return _run_compiled(self.generated_for(len(args), fuse, facts), args)
         except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
             if not _is_compile_error(exc):
                 raise
@@ -840,7 +845,7 @@ class Jitted:
                 # other dtypes) compile the unfused code instead.
                 self._unfused.add(sig)
                 try:
-                    return self.generated_for(len(args), False, facts).fn(*args)
+                    return _run_compiled(self.generated_for(len(args), False, facts), args)
                 except Exception as exc2:
                     if not _is_compile_error(exc2):
                         raise
@@ -867,6 +872,17 @@ class Jitted:
     def source(self) -> str:
         gens = list(self._gens.values())
         return gens[0].source if gens else ""
+
+
+def _run_compiled(gen: Generated, args):
+    try:
+        return gen.fn(*args)
+    except ValueError as exc:   # the compiled seed_cotangent's refusal, as the Python one words it
+        if "scalar output" not in str(exc):
+            raise
+        raise NonDifferentiableError(
+            f"grad requires a function with a scalar output (in {gen.origin})",
+            hint="reduce the output (e.g. np.sum) or use s2s.vjp / s2s.jacrev for non-scalar outputs") from None
 
 
 def _specializable(fun) -> bool:

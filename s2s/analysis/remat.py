@@ -11,7 +11,9 @@ a push and a pop per iteration and often the whole forward loop.
 A variable qualifies when
 - it is assigned exactly once, inside a loop, by an indexing of a never-written
   array, an arithmetic operator, a comparison or a NumPy ufunc, whose operands
-  are constants, invariants, enclosing loop indices or other qualifying
+  are constants, invariants (parameters never reassigned; locals assigned once
+  outside every loop -- only shape numbers when the function writes into any
+  array, since a local may be a view of it), enclosing loop indices or other qualifying
   variables whose definition comes first in the same iteration;
 - every read of it comes after its definition in the same block (so it never
   carries a value from one iteration to the next), or outside every loop.
@@ -52,10 +54,9 @@ def _top_level_reads(body) -> set[int]:
 
 
 class _Finder:
-    def __init__(self, body: list, params: list[str], written: set[str], view_sources):
+    def __init__(self, body: list, params: list[str], written: set[str]):
         self.body = body
         self.written = set(written)
-        self.view_sources = view_sources
         counts: dict[str, int] = {}
         in_loop: set[str] = set()
         defs: dict[str, gast.Assign] = {}
@@ -82,7 +83,11 @@ class _Finder:
             return self.counts.get(v, 0) == 0
         if self.counts.get(v, 0) != 1 or v not in self.defs:
             return False
-        return not (set(self.view_sources(self.defs[v].value)) & self.written)
+        if self.written:
+            # A local may be a view of an array written later (y[0], np.flip(y), ...), and view
+            # detection is best-effort: when anything is written, only shape facts qualify.
+            return _shape_fact(self.defs[v].value, self.defs)
+        return True
 
     def operand_ok(self, node, avail: set[str]) -> bool:
         if isinstance(node, gast.Constant):
@@ -146,12 +151,32 @@ class _Finder:
                 self.block(s.orelse, avail, in_loop)
 
 
+def _shape_fact(value, defs, depth: int = 0) -> bool:
+    """An integer read off a shape (`x.shape`, `t[0]` of it, `len(x)`, `x.ndim`) or a constant."""
+    if depth > 8:
+        return False
+    if isinstance(value, gast.Constant):
+        return isinstance(value.value, (int, float, bool))
+    if isinstance(value, gast.Attribute):
+        return value.attr in ("shape", "ndim", "size")
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and value.value.id in defs:
+        return _shape_fact(defs[value.value.id].value, defs, depth + 1) and \
+            isinstance(defs[value.value.id].value, gast.Attribute)
+    if isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is len:
+        return True
+    if isinstance(value, gast.BinOp):
+        return all(isinstance(o, gast.Constant) or (isinstance(o, gast.Name) and o.id in defs
+                                                   and _shape_fact(defs[o.id].value, defs, depth + 1))
+                   for o in (value.left, value.right))
+    return False
+
+
 def _names(node) -> set[str]:
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
-def rematerializable(body: list, params: list[str], written: set[str], view_sources) -> dict[str, gast.Assign]:
+def rematerializable(body: list, params: list[str], written: set[str]) -> dict[str, gast.Assign]:
     """Variables of `body` the backward sweep recomputes, with their defining statements."""
-    finder = _Finder(body, params, written, view_sources)
+    finder = _Finder(body, params, written)
     finder.block(body, set(), False)
     return finder.found

@@ -81,6 +81,9 @@ def _copy_value(x):
 # ----- seeds, zeros -------------------------------------------------------------------
 @overload(rt.seed_cotangent)
 def _seed(y):
+    if isinstance(getattr(y, "dtype", y), types.Complex):
+        raise numba.core.errors.TypingError("grad of a complex-valued output is not supported; "
+                                            "differentiate the real part: np.real(...)")
     if _is_array(y) and y.ndim > 0:
         def impl(y):
             raise ValueError("grad requires a function with a scalar output")

@@ -325,6 +325,44 @@ def infer_facts(fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dic
     return facts
 
 
+def _merge_accumulations(stmts: list, facts: _Facts) -> list:
+    """`add_at(d, i, a); ...; add_at(d, i, b)` with scalar a and b, nothing in between touching d
+    or changing i or a -> one `add_at(d, i, a + b)`: one read-modify-write of d[i] per slot."""
+    out: list = []
+    for s in stmts:
+        for field in ("body", "orelse"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
+                setattr(s, field, _merge_accumulations(sub, facts) or ([gast.Pass()] if field == "body" else []))
+        call = s.value if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) else None
+        if call is not None and facts.fn(call) is rt.add_at and len(call.args) == 3 \
+                and isinstance(call.args[0], gast.Name) and facts.expr(call.args[2])[0] == 0:
+            target, index = call.args[0].id, gast.dump(call.args[1])
+            for k in range(len(out) - 1, -1, -1):
+                prev = out[k]
+                pcall = prev.value if isinstance(prev, gast.Expr) and isinstance(prev.value, gast.Call) else None
+                if pcall is not None and facts.fn(pcall) is rt.add_at and len(pcall.args) == 3 \
+                        and isinstance(pcall.args[0], gast.Name) and pcall.args[0].id == target \
+                        and gast.dump(pcall.args[1]) == index and facts.expr(pcall.args[2])[0] == 0:
+                    between = out[k + 1:]
+                    stored = {n.id for b in between for n in gast.walk(b)
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                    read = {n.id for b in between for n in gast.walk(b) if isinstance(n, gast.Name)}
+                    deps = {n.id for a in pcall.args[1:] for n in gast.walk(a) if isinstance(n, gast.Name)}
+                    if target not in read and not (stored & deps):
+                        del out[k]
+                        call.args[2] = gast.BinOp(pcall.args[2], gast.Add(), call.args[2])
+                    break
+                if any(isinstance(n, gast.Name) and n.id == target for n in gast.walk(prev)) or \
+                        isinstance(prev, (gast.If, gast.For, gast.While)):
+                    break
+        out.append(s)
+    return out
+
+
 def specialize(fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dict) -> gast.FunctionDef:
     """Rewrite shape-generic helpers whose answers the argument facts decide."""
-    return _Rewrite(infer_facts(fdef, params, namespace)).visit(fdef)
+    facts = infer_facts(fdef, params, namespace)
+    fdef = _Rewrite(facts).visit(fdef)
+    fdef.body = _merge_accumulations(fdef.body, facts)
+    return fdef

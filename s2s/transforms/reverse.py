@@ -223,6 +223,20 @@ class ReverseBuilder:
                             f"s2s cannot differentiate through that aliasing", st,
                             f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
 
+    def _check_loop_variables(self, body) -> None:
+        """The backward sweep replays a loop by its index: the body must not assign to it."""
+        for s in _walk_stmts(body):
+            if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                for st in _walk_stmts(s.body):
+                    if isinstance(st, gast.Assign) and any(
+                            isinstance(n, gast.Name) and n.id == s.target.id and isinstance(n.ctx, gast.Store)
+                            for n in gast.walk(st.targets[0])):
+                        raise self.error(UnsupportedSyntaxError,
+                                         f"the loop variable `{s.target.id}` is assigned inside its loop; s2s "
+                                         f"replays loops by their index and cannot differentiate that", st,
+                                         f"assign to a new name, e.g. `j = ...`, and use it instead of "
+                                         f"`{s.target.id}`")
+
     def _saved_candidates(self, body) -> set[str]:
         counts: dict[str, int] = {}
         in_loop: set[str] = set()
@@ -258,10 +272,11 @@ class ReverseBuilder:
         out_name = out_node.id if isinstance(out_node, gast.Name) else None
         self.saved = self._saved_candidates(body)
         self._check_aliases(body)
+        self._check_loop_variables(body)
         # Loop temporaries the backward sweep recomputes instead of saving.
         effects = {s.value.args[0].id for s in _walk_stmts(body) if isinstance(s, gast.Expr)
                    and isinstance(s.value, gast.Call) and s.value.args and isinstance(s.value.args[0], gast.Name)}
-        self.remat = rematerializable(body, self.nf.params, self.written | effects, _view_sources)
+        self.remat = rematerializable(body, self.nf.params, self.written | effects)
         self.saved -= set(self.remat)
         self.active = activity(body, self.spec.wrt, [out_name] if out_name else [])
         for p in self.spec.wrt:
@@ -291,10 +306,12 @@ class ReverseBuilder:
         if self.spec.mode == "value_and_grad":
             returned.append(out_node)
         snap: dict[str, str] = {}
+        loop_targets = {s.target.id for s in _walk_stmts(body) if isinstance(s, gast.For)
+                        and isinstance(s.target, gast.Name)}   # the backward loops rebind them
         for node in returned:
             for n in gast.walk(node):
-                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.remat or n.id in self.written) \
-                        and n.id not in snap:
+                if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.remat or n.id in self.written
+                                                 or n.id in loop_targets) and n.id not in snap:
                     snap[n.id] = self.namer.fresh(n.id + "_value")
         if snap:
             seed_stmts[:0] = [copy_loc(assign(new, _call(np.copy, [name(old)]) if old in self.written
@@ -796,7 +813,9 @@ class ReverseBuilder:
 
 _VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
                               np.broadcast_to, np.asarray, np.moveaxis, np.diagonal, np.atleast_1d,
-                              np.atleast_2d, np.atleast_3d)}
+                              np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90,
+                              np.real, np.imag, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
+                              np.rollaxis, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)}
 
 
 def _allocates(value) -> bool:
