@@ -13,13 +13,7 @@ import gast
 
 from ..rules import lookup
 from .. import runtime as rt
-
-
-def _stmts(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse"):
-            yield from _stmts(getattr(s, field, []) or [])
+from ..frontend.normalize import walk_stmts as _stmts
 
 
 def operand_names(value) -> list[str]:

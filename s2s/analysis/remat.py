@@ -23,14 +23,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-
-def _stmts(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse"):
-            sub = getattr(s, field, None)
-            if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
-                yield from _stmts(sub)
+from ..frontend.normalize import walk_stmts as _stmts
 
 
 def _stores(node) -> set[str]:

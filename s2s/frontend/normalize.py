@@ -112,6 +112,16 @@ def parse_expr(text: str) -> Any:
     return gast.parse(text).body[0].value
 
 
+def walk_stmts(body: list):
+    """Every statement of `body`, nested ones (if/for/while bodies) included, in program order."""
+    for s in body:
+        yield s
+        for field in ("body", "orelse"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
+                yield from walk_stmts(sub)
+
+
 def names_in(node: Any) -> set[str]:
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 

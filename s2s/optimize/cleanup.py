@@ -10,6 +10,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime as rt
+from ..frontend.normalize import walk_stmts as _all_stmts
 
 _EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(rt.bseed), id(rt.batch_size),
               id(print)}
@@ -244,15 +245,6 @@ def copy_propagation(fdef: gast.FunctionDef) -> gast.FunctionDef:
             n.id = resolve(n.id)
     fdef.body = _drop_copies(fdef.body, set(mapping))
     return fdef
-
-
-def _all_stmts(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse"):
-            sub = getattr(s, field, None)
-            if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
-                yield from _all_stmts(sub)
 
 
 def _drop_copies(body, names):

@@ -37,7 +37,7 @@ from ..analysis.activity import activity
 from ..analysis.remat import rematerializable
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import (NormalizedFunction, namer_for, assign, const, copy_loc, name,
-                                  parse_expr)
+                                  parse_expr, walk_stmts as _walk_stmts)
 from ..rules import lookup
 
 ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
@@ -125,13 +125,6 @@ def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
 
 def _expr_stmt(call) -> gast.Expr:
     return gast.Expr(value=call)
-
-
-def _walk_stmts(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse"):
-            yield from _walk_stmts(getattr(s, field, []) or [])
 
 
 class ReverseBuilder:
