@@ -733,6 +733,7 @@ class Jitted:
         self._gens: dict[tuple, Generated] = {}
         self._unfused: set = set()    # argument signatures that compile only without fusion
         self._inner_jits: dict = {}
+        self._fast: dict = {}         # argument types -> the compiled code a call with them ran
 
     def _options(self, fuse: bool = True) -> tuple:
         return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
@@ -815,6 +816,11 @@ class Jitted:
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
     def __call__(self, *args):
+        # Fast path: a call with the argument types of an earlier successful call runs its code.
+        key = _fast_key(args)
+        gen = self._fast.get(key) if key is not None else None
+        if gen is not None:
+            return _run_compiled(gen, args)
         fun = self.fun
         if isinstance(fun, Hessian):
             try:
@@ -836,7 +842,7 @@ class Jitted:
         fuse = sig not in self._unfused
         facts = arg_facts(args)
         try:
-            return _run_compiled(self.generated_for(len(args), fuse, facts), args)
+            return self._run_and_remember(self.generated_for(len(args), fuse, facts), args, key)
         except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
             if not _is_compile_error(exc):
                 raise
@@ -845,7 +851,7 @@ class Jitted:
                 # other dtypes) compile the unfused code instead.
                 self._unfused.add(sig)
                 try:
-                    return _run_compiled(self.generated_for(len(args), False, facts), args)
+                    return self._run_and_remember(self.generated_for(len(args), False, facts), args, key)
                 except Exception as exc2:
                     if not _is_compile_error(exc2):
                         raise
@@ -860,6 +866,12 @@ class Jitted:
                 self._warned = True
             return self.python_version(len(args))(*args)
 
+    def _run_and_remember(self, gen: Generated, args, key):
+        out = _run_compiled(gen, args)
+        if key is not None:
+            self._fast[key] = gen
+        return out
+
     def _wrap_inner(self, inner: "Transformed") -> "Jitted":
         """The jitted transform of a pytree wrapper (one per wrapper)."""
         key = (inner.fun, inner.transform, inner.argnums, inner.has_aux)
@@ -872,6 +884,23 @@ class Jitted:
     def source(self) -> str:
         gens = list(self._gens.values())
         return gens[0].source if gens else ""
+
+
+_FAST_SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_)
+
+
+def _fast_key(args) -> tuple | None:
+    """The argument types a compiled call depends on, or None where a call needs the full
+    dispatch (pytrees, other objects)."""
+    key = []
+    for a in args:
+        if type(a) is np.ndarray:
+            key.append((a.dtype, a.ndim))
+        elif type(a) in _FAST_SCALARS:
+            key.append(type(a))
+        else:
+            return None
+    return tuple(key)
 
 
 def _run_compiled(gen: Generated, args):
