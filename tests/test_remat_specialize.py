@@ -478,9 +478,6 @@ def test_reversed_range_grad():
     assert "t" not in pushed_names(reversed_range)
 
 
-@pytest.mark.xfail(strict=True, raises=s2s.TransformError,
-                   reason="jit(grad(f)) of `for i in reversed(range(...))` emits `reversed(t3)` over the "
-                          "lowered reversed_range: Numba 'Untyped global name reversed' (pre-existing)")
 def test_reversed_range_jit():
     (x,) = _x(25)()
     assert_same(jitted(reversed_range)(x), s2s.grad(reversed_range)(x), "jit(grad(reversed_range))")

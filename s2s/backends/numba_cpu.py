@@ -88,9 +88,10 @@ def _const(node):
 
 
 class _Lower(gast.NodeTransformer):
-    def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any]):
+    def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any]):
         self.ranges = ranges
         self.namespace = namespace
+        self.reversed_ranges = reversed_ranges    # v = reversed(range(...)): reversed(v) is the range
 
     def resolve(self, node):
         return resolve_call(node, self.namespace)
@@ -100,6 +101,9 @@ class _Lower(gast.NodeTransformer):
         it = node.iter
         if isinstance(it, gast.Call) and getattr(it, "s2s_fn", None) is builtins.reversed:
             inner = it.args[0]
+            if isinstance(inner, gast.Name) and inner.id in self.reversed_ranges:
+                node.iter = copy.deepcopy(self.reversed_ranges[inner.id])
+                return node
             if isinstance(inner, gast.Name) and inner.id in self.ranges:
                 inner = self.ranges[inner.id]
             if isinstance(inner, gast.Call) and getattr(inner, "s2s_fn", None) is builtins.range:
@@ -181,7 +185,15 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any]) -> gast.FunctionDef
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
                 and getattr(s.value, "s2s_fn", None) is builtins.range:
             ranges[s.targets[0].id] = s.value
-    return _Lower(ranges, namespace).visit(fdef)
+    reversed_ranges = {}
+    for s in gast.walk(fdef):     # r = range(...)[::-1] (normalized `reversed(range(...))`)
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
+                and isinstance(s.value, gast.Subscript) and isinstance(s.value.value, gast.Name) \
+                and s.value.value.id in ranges and isinstance(s.value.slice, gast.Slice) \
+                and s.value.slice.lower is None and s.value.slice.upper is None \
+                and _const(s.value.slice.step) == -1:
+            reversed_ranges[s.targets[0].id] = copy.deepcopy(ranges[s.value.value.id])
+    return _Lower(ranges, namespace, reversed_ranges).visit(fdef)
 
 
 def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> Callable:
