@@ -528,8 +528,10 @@ def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
 
 
 def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         in_axes=0, out_axes=0) -> str:
-    """The generated source of `transform(fun)` (a string; also in a real file)."""
+         in_axes=0, out_axes=0, example_args: Sequence | None = None) -> str:
+    """The generated source of `transform(fun)` (a string; also in a real file). For
+    `transform="jit"`, `example_args` shows the code specialized on those arguments' types
+    (what a call with them compiles)."""
     if transform not in _TRANSFORMS:
         raise ArgumentError(f"unknown transform {transform!r}; choose one of {', '.join(_TRANSFORMS)}")
     if isinstance(fun, Batched) and transform == "vmap":
@@ -542,6 +544,8 @@ def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 
         base = fun
         while isinstance(base, (Transformed, Batched)):
             base = base.fun
+        if example_args is not None:
+            return Jitted(fun).generated_for_args(*example_args).source
         n = len(inspect.signature(source_function(base)).parameters)
         return Jitted(fun).generated_for(n).source
     if transform in ("vjp", "jvp"):

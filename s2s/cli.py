@@ -77,11 +77,40 @@ def _build_parser() -> _Parser:
                       help="the function returns (value, aux)")
     show.add_argument("--of", choices=("grad", "value_and_grad"), default=None,
                       help="with --transform jit: show the compiled source of this transform of FUNC")
+    show.add_argument("--arg-types", default=None, type=_parse_arg_types,
+                      help="with --transform jit: show the code specialized on these argument types, "
+                           "e.g. 'f8[:],f8' (f8/f4/i8/i4/b1 or float/int/bool, [:] per dimension)")
     show.add_argument("--in-axes", default="0", type=_parse_axes,
                       help="vmap: batch axis of each argument, e.g. 0,None (default: 0 for all)")
     show.add_argument("--out-axes", default="0", type=_parse_axes,
                       help="vmap: batch axis of the result (default: 0)")
     return parser
+
+
+_DTYPE_CODES = {"f8": "float64", "float": "float64", "f4": "float32", "i8": "int64", "int": "int64",
+                "i4": "int32", "b1": "bool", "bool": "bool"}
+
+
+def _parse_arg_types(text: str) -> list:
+    """'f8[:,:],f8' -> example arguments of those types (a 1x1 float64 array, a float)."""
+    import re
+
+    import numpy as np
+    out = []
+    for item in re.findall(r"[a-z0-9]+(?:\[[:,\s]*\])?", text.replace(" ", "")):
+        m = re.fullmatch(r"([a-z0-9]+)(?:\[([:,]*)\])?", item)
+        code, dims = m.group(1), m.group(2)
+        if code not in _DTYPE_CODES:
+            raise argparse.ArgumentTypeError(f"unknown type {code!r} in {text!r}; use f8, f4, i8, i4, b1, "
+                                             f"float, int or bool, with [:] or [:,:] for arrays")
+        dtype = np.dtype(_DTYPE_CODES[code])
+        if dims is None:
+            out.append(dtype.type(0).item() if code in ("float", "int", "bool") else dtype.type(0))
+        else:
+            out.append(np.zeros((1,) * dims.count(":"), dtype=dtype))
+    if not out:
+        raise argparse.ArgumentTypeError(f"no argument types in {text!r}")
+    return out
 
 
 def _split_target(target: str) -> tuple[str, str]:
@@ -188,7 +217,7 @@ def show(args: argparse.Namespace) -> int:
     try:
         if args.transform == "jit" and args.of:
             inner = {"grad": s2s.grad, "value_and_grad": s2s.value_and_grad}[args.of](fn, argnums=args.argnums)
-            text = s2s.show(inner, transform="jit")
+            text = s2s.show(inner, transform="jit", example_args=args.arg_types)
         else:
             text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux,
                             in_axes=args.in_axes, out_axes=args.out_axes)

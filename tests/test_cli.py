@@ -241,3 +241,42 @@ def test_example_script_runs(script, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "Traceback" not in proc.stderr
+
+
+BRANCHY = textwrap.dedent("""
+    import numpy as np
+
+    def branchy(x):
+        n = x.shape[0]
+        s = 0.0
+        for i in range(n):
+            if x[i] > 0:
+                s = s * 0.999 + np.sin(x[i]) * x[i]
+            else:
+                s = s * 0.998 - x[i] ** 2
+        return s
+""")
+
+
+def test_show_jit_specialized_on_arg_types(capsys, tmp_path):
+    path = tmp_path / "branchy.py"
+    path.write_text(BRANCHY)
+    code, generic, _ = run(capsys, "show", f"{path}:branchy", "--transform", "jit", "--of", "grad")
+    assert code == 0 and "List()" in generic and "unbroadcast" in generic
+    code, special, _ = run(capsys, "show", f"{path}:branchy", "--transform", "jit", "--of", "grad",
+                           "--arg-types", "f8[:]")
+    assert code == 0
+    # a 1-D float64 x: every temporary is a scalar, so no tapes, no unbroadcast, the seed is 1.0,
+    # and only the backward loop is left
+    assert "List()" not in special and "unbroadcast" not in special and "ds = 1.0" in special
+    loops = [ln for ln in special.splitlines() if ln.strip().startswith("for ")]
+    assert loops == ["    for i in reversed_range(n):"], loops
+
+
+def test_show_arg_types_rejects_unknown_types(capsys, tmp_path):
+    path = tmp_path / "branchy.py"
+    path.write_text(BRANCHY)
+    code, _, err = run(capsys, "show", f"{path}:branchy", "--transform", "jit", "--of", "grad",
+                       "--arg-types", "q8[:]")
+    assert code == 2
+    assert "unknown type 'q8'" in err
