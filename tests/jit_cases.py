@@ -91,3 +91,19 @@ def fusable(x):
 
 def fusable_two(a, b):
     return np.sum(np.tanh(a * b) + a * a)
+
+
+def dot_mv(A, v):
+    return np.sum(np.tanh(np.dot(A, v)))
+
+
+def dot_mm(A, B):
+    return np.sum(np.sin(np.dot(A, B)))
+
+
+def dot_vv(a, b):
+    return np.sin(np.dot(a, b))
+
+
+def dot_vm(a, B):
+    return np.sum(np.cos(np.dot(a, B)))

@@ -221,8 +221,6 @@ def _vmap_grad_inputs():
     return w, X, y
 
 
-# jit(vmap(...)) does not compile today (see the two tests below): these are the tests that
-# should pass once it does; strict, so they report when it starts working.
 def test_jit_vmap_elementwise():
     X = _vmap_elementwise_input()
     j = s2s.jit(s2s.vmap(J.elementwise))
@@ -232,40 +230,15 @@ def test_jit_vmap_elementwise():
     _assert_nopython(j, 1)
 
 
-@pytest.mark.xfail(raises=s2s.TransformError, strict=True,
-                   reason="jit(vmap(grad(loss))) with np.dot: the batched gradient of np.dot goes "
-                          "through tensordot with a batched axes argument, so vmap makes it a "
-                          "per-example loop calling Python (`example_fn`), untyped for Numba")
 def test_jit_vmap_grad_logistic():
     w, X, y = _vmap_grad_inputs()
     j = s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)))
     got = j(w, X, y)
     expected = s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0))(w, X, y)
     _assert_same(got, expected, "jit(vmap(grad(logistic_loss)))")
+    closed = (-y / (1.0 + np.exp(y * (X @ w))))[:, None] * X
+    _assert_same(got, closed, "per-example logistic gradients (np.dot), closed form")
     _assert_nopython(j, 3)
-
-
-def test_jit_vmap_grad_error_today():
-    w, X, y = _vmap_grad_inputs()
-    with pytest.raises(s2s.TransformError) as info:
-        s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)))(w, X, y)
-    msg = str(info.value)
-    assert "Numba" in msg and "nopython" in msg, msg
-    j = s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)), fallback=True)
-    with pytest.warns(UserWarning) as record:
-        got = j(w, X, y)
-    _one_s2s_warning(record)
-    _assert_same(got, s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0))(w, X, y),
-                 "jit(vmap(grad), fallback=True)")
-
-
-@pytest.mark.xfail(strict=True, reason="the error for jit(vmap(grad(f))) names the generated "
-                                        "<f>_grad_<hash>.py, not the user's file")
-def test_jit_vmap_grad_error_names_user_file():
-    w, X, y = _vmap_grad_inputs()
-    with pytest.raises(s2s.TransformError) as info:
-        s2s.jit(s2s.vmap(s2s.grad(J.logistic_loss), in_axes=(None, 0, 0)))(w, X, y)
-    assert _same_file(info.value.filename, J.__file__), info.value.filename
 
 
 def test_jit_vmap_grad_logistic_with_matmul():
@@ -290,6 +263,20 @@ def test_jit_vmap_grad_wrt_the_batched_argument():
     closed = (-y / (1.0 + np.exp(y * (X @ w))))[:, None] * w[None, :]
     _assert_same(got, closed, "per-example input gradients, closed form")
     _assert_nopython(j, 3)
+
+
+@pytest.mark.parametrize("fn, shapes", [(J.dot_mv, ((3, 4), (4,))), (J.dot_mm, ((3, 4), (4, 2))),
+                                        (J.dot_vv, ((4,), (4,))), (J.dot_vm, ((4,), (4, 2)))])
+@pytest.mark.parametrize("argnum", [0, 1])
+def test_jit_grad_of_np_dot(fn, shapes, argnum):
+    # the compiled gradient, specialized on vector/matrix ranks, writes np.dot's cotangents
+    # as products; it must equal the generic generated gradient and finite differences
+    rng = np.random.default_rng(11)
+    args = [rng.standard_normal(s) for s in shapes]
+    got = s2s.jit(s2s.grad(fn, argnums=argnum))(*args)
+    _assert_same(got, s2s.grad(fn, argnums=argnum)(*args), f"jit(grad({fn.__name__}, {argnum}))")
+    from fd import numeric_grad
+    assert_close(got, numeric_grad(fn, tuple(args), argnum), rtol=1e-6, atol=1e-8)
 
 
 def test_jit_parallel_target():

@@ -642,6 +642,25 @@ def _bmatmul(a, b, ab, bb):
     return None
 
 
+@overload(rt.bdot)
+def _bdot(a, b, ab, bb):
+    """Per-example np.dot of vectors/matrices is the per-example matmul; a scalar side multiplies."""
+    fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
+    if fa is None or fb is None:
+        return None
+    pa = (a.ndim if _is_array(a) else 0) - int(fa)
+    pb = (b.ndim if _is_array(b) else 0) - int(fb)
+    if pa >= 1 and pb >= 1:
+        return lambda a, b, ab, bb: rt.bmatmul(a, b, ab, bb)
+    if pa == 0 or pb == 0:
+        def scaled(a, b, ab, bb):
+            a2 = rt.balign(a, (b,), (bb,)) if ab else a
+            b2 = rt.balign(b, (a,), (ab,)) if bb else b
+            return a2 * b2
+        return scaled
+    return None
+
+
 @overload(rt.bunbroadcast)
 def _bunbroadcast(g, x, gb, xb):
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)

@@ -26,6 +26,7 @@ import math
 import gast
 import numpy as np
 
+from .. import ophelpers
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import const
@@ -109,6 +110,16 @@ def _join(a, b):
     if a[0] == b[0] and a[0] not in (None, "shape") and a[1] in _REAL and b[1] in _REAL:
         return (a[0], "f" if "f" in (a[1], b[1]) else "r")
     return UNKNOWN
+
+
+def _matmul_fact(left, right):
+    """np.matmul / np.dot of vectors and matrices (rank 0 or above 2: unknown, np.dot differs)."""
+    if BOTTOM in (left, right):
+        return BOTTOM
+    if left[0] not in (1, 2) or right[0] not in (1, 2):
+        return UNKNOWN
+    a, b = left[0], right[0]
+    return (a + b - 2, "f" if left[1] == right[1] == "f" else None)
 
 
 class _Facts:
@@ -209,13 +220,7 @@ class _Facts:
     def binop(self, node):
         left, right = self.expr(node.left), self.expr(node.right)
         if isinstance(node.op, gast.MatMult):
-            if BOTTOM in (left, right):
-                return BOTTOM
-            if left[0] in (None, "shape") or right[0] in (None, "shape") or 0 in (left[0], right[0]):
-                return UNKNOWN
-            a, b = left[0], right[0]
-            rank = 0 if a == b == 1 else b - 1 if a == 1 else a - 1 if b == 1 else max(a, b)
-            return (rank, "f" if left[1] == right[1] == "f" else None)
+            return _matmul_fact(left, right)
         fact = self.elementwise([left, right])
         if fact in (BOTTOM, UNKNOWN):
             return fact
@@ -276,6 +281,8 @@ class _Facts:
         if isinstance(fn, np.ufunc) and len(args) == fn.nin:
             fact = self.elementwise(args)
             return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], _result_kind(fn, tuple(a[1] for a in args)))
+        if fn in (np.matmul, np.dot) and len(args) == 2:
+            return _matmul_fact(*args)
         if id(fn) in _REDUCTIONS and len(args) == 1:
             f = args[0]
             if f == BOTTOM or f[0] in (None, "shape"):
@@ -299,6 +306,15 @@ class _Rewrite(gast.NodeTransformer):
     def __init__(self, facts: _Facts):
         self.facts = facts
 
+    def dot_cotangent(self, node, of_a: bool):
+        g, a, b = node.args
+        fg, fa, fb = (self.facts.expr(x) for x in node.args)
+        if any(f[0] in (None, "shape", "bottom") or f[1] not in _REAL for f in (fg, fa, fb)):
+            return None
+        if fg[0] != max(fa[0] + fb[0] - 2, 0):
+            return None
+        return _dot_cotangent(g, a, b, (fa[0], fb[0]), of_a)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         fn = self.facts.fn(node)
@@ -310,6 +326,10 @@ class _Rewrite(gast.NodeTransformer):
                 new = gast.Call(func=gast.Attribute(gast.Name("np", gast.Load(), None, None), "sum", gast.Load()),
                                 args=[node.args[0]], keywords=[])
                 new.s2s_fn = np.sum
+                return new
+        if fn in (ophelpers.dot_vjp_any_a, ophelpers.dot_vjp_any_b) and len(node.args) == 3 and not node.keywords:
+            new = self.dot_cotangent(node, fn is ophelpers.dot_vjp_any_a)
+            if new is not None:
                 return new
         if fn is rt.seed_cotangent and len(node.args) == 1:
             y = self.facts.expr(node.args[0])
@@ -323,6 +343,27 @@ def infer_facts(fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dic
     facts = _Facts(fdef, params, namespace)
     facts.infer()
     return facts
+
+
+def _np_call(fn, args):
+    new = gast.Call(func=gast.Attribute(gast.Name("np", gast.Load(), None, None), fn.__name__, gast.Load()),
+                    args=args, keywords=[])
+    new.s2s_fn = fn
+    return new
+
+
+def _dot_cotangent(g, a, b, ranks, of_a: bool):
+    """The cotangent of one side of np.dot(a, b) for known ranks (vectors and matrices), as
+    plain products; None for the cases left to the generic helper."""
+    ra, rb = ranks
+    if ra == rb == 1:                       # a scalar product: g times the other vector
+        return gast.BinOp(g, gast.Mult(), b if of_a else a)
+    if ra == rb == 2:                       # a matrix product
+        return _np_call(np.matmul, [g, _np_call(np.transpose, [b])]) if of_a else \
+            _np_call(np.matmul, [_np_call(np.transpose, [a]), g])
+    if ra == 2 and rb == 1 and not of_a:    # matrix-vector: the vector's cotangent is a.T @ g
+        return _np_call(np.matmul, [_np_call(np.transpose, [a]), g])
+    return None
 
 
 def _merge_accumulations(stmts: list, facts: _Facts) -> list:
