@@ -190,7 +190,7 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         if opts.get("fuse", True):
             taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | set(nf.namespace)
             fdef = fuse(fdef, nf.namespace, Namer(taken))     # (no cleanup after: writes go through views)
-        fdef = numba_cpu.lower(fdef, nf.namespace)
+        fdef = numba_cpu.lower(fdef, nf.namespace, opts.get("target", "cpu"))
         nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
     body = emit.to_source(fdef)
     origin = _origin(src_fn)
@@ -534,6 +534,15 @@ def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 
     (what a call with them compiles)."""
     if transform not in _TRANSFORMS:
         raise ArgumentError(f"unknown transform {transform!r}; choose one of {', '.join(_TRANSFORMS)}")
+    if isinstance(fun, Jitted):
+        # show(jit(g)) is show(g, "jit"), on the jitted object's own target
+        jitted = fun
+        base = fun.fun
+        while isinstance(base, (Transformed, Batched)):
+            base = base.fun
+        if example_args is not None:
+            return jitted.generated_for_args(*example_args).source
+        return jitted.generated_for(len(inspect.signature(source_function(base)).parameters)).source
     if isinstance(fun, Batched) and transform == "vmap":
         raise ArgumentError("pass the function itself: show(f, 'vmap', in_axes=...)")
     if transform == "vmap":

@@ -73,6 +73,26 @@ def copy_value(x):
     return x.copy() if isinstance(x, np.ndarray) else x
 
 
+def fast_exp(x):
+    """np.exp; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    return np.exp(x)
+
+
+def fast_sin(x):
+    """np.sin; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    return np.sin(x)
+
+
+def fast_cos(x):
+    """np.cos; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    return np.cos(x)
+
+
+def fast_tanh(x):
+    """np.tanh; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    return np.tanh(x)
+
+
 # ----- zeros, seeds and shapes ---------------------------------------------
 def zeros_like(x):
     """A zero adjoint of x's shape: float 0.0 for scalars, a new array else."""

@@ -4,7 +4,11 @@
 does (the "lower" column of the rule table):
 - `reversed(range(...))` -> `reversed_range(...)` (a range Numba can iterate);
 - reductions with `axis`/`keepdims` -> `reduce_sum(x, axis, keepdims)` & co.;
-- `np.transpose(x, None)` -> `np.transpose(x)`.
+- `np.transpose(x, None)` -> `np.transpose(x)`;
+- `np.exp` / `np.tanh` / `np.sin` / `np.cos` -> `fast_exp` & co. (vectorizable float64
+  kernels, vecmath.py); inside fused loops sin/cos call the kernels directly, count the
+  arguments beyond the kernels' range and rerun the loop with the C library if any;
+- fused loops: `prange` under target="parallel".
 Runtime helpers keep their names: their Numba implementations are the
 overloads in `numba_lower`.  `compile_function` hands the function, defined
 in its generated file, to `numba.njit` (nopython only; `cache=True` keeps the
@@ -23,11 +27,16 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import name
-from . import numba_lower
+from . import numba_lower, vecmath  # noqa: F401 - importing registers the Numba overloads
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
                id(np.min): "reduce_min", id(np.amin): "reduce_min", id(np.prod): "reduce_prod",
                id(np.mean): "reduce_mean"}
+# ufuncs with a vectorizable float64 kernel (backends/vecmath): np.exp -> fast_exp
+_FAST_MATH = {id(np.exp): "fast_exp", id(np.tanh): "fast_tanh", id(np.sin): "fast_sin", id(np.cos): "fast_cos"}
+# inside fused loops sin/cos run their kernels unchecked (a branch would stop vectorization); the
+# loop counts arguments the kernels do not cover and reruns with the checked versions if any
+_TRIG_KERNELS = {id(rt.fast_sin): "sin_f64", id(rt.fast_cos): "cos_f64"}
 
 
 _JITTED: dict[int, Any] = {}
@@ -77,10 +86,14 @@ def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:
 
 
 def namespace_additions() -> dict[str, Any]:
+    import numba
     from numba.typed import List
     return {"List": List, "reversed_range": numba_lower.reversed_range, "reduce_sum": numba_lower.reduce_sum,
             "reduce_max": numba_lower.reduce_max, "reduce_min": numba_lower.reduce_min,
-            "reduce_prod": numba_lower.reduce_prod, "reduce_mean": numba_lower.reduce_mean}
+            "reduce_prod": numba_lower.reduce_prod, "reduce_mean": numba_lower.reduce_mean,
+            "fast_exp": rt.fast_exp, "fast_tanh": rt.fast_tanh, "fast_sin": rt.fast_sin, "fast_cos": rt.fast_cos,
+            "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
+            "prange": numba.prange}
 
 
 def _const(node):
@@ -88,10 +101,67 @@ def _const(node):
 
 
 class _Lower(gast.NodeTransformer):
-    def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any]):
+    def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any],
+                 target: str = "cpu", taken: set[str] = frozenset()):
         self.ranges = ranges
         self.namespace = namespace
         self.reversed_ranges = reversed_ranges    # v = reversed(range(...)): reversed(v) is the range
+        self.target = target
+        self.taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        k, out = 0, base
+        while out in self.taken:
+            k += 1
+            out = f"{base}{k}"
+        self.taken.add(out)
+        return out
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        if str(getattr(node, "s2s_section", "")).startswith("fused"):
+            node.body = self.fused_loop(node.body)
+        return node
+
+    def fused_loop(self, body: list) -> list:
+        """The fused loop: `prange` under target="parallel"; sin/cos as unchecked kernels with
+        a count of uncovered arguments, and a rerun with the checked versions when it is not 0."""
+        at = next((k for k, s in enumerate(body) if isinstance(s, gast.For)), None)
+        if at is None:
+            return body
+        loop = body[at]
+        if self.target == "parallel":
+            loop.iter.func = name("prange")
+        trig = [c for c in gast.walk(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
+        if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
+            return body
+        checked = copy.deepcopy(loop)
+        count = self.fresh("n_uncovered")
+        here = self.fresh("uncovered")       # per element, so that `count` is a single (prange) reduction
+        new_body = [gast.Assign(targets=[name(here, gast.Store())], value=gast.Constant(0, None), type_comment=None)]
+        for stmt in loop.body:
+            for c in gast.walk(stmt):
+                if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS:
+                    new_body.append(gast.Assign(
+                        targets=[name(here, gast.Store())],
+                        value=gast.BinOp(name(here), gast.Add(), _call_named("trig_uncovered", [copy.deepcopy(c.args[0])])),
+                        type_comment=None))
+                    kernel = _TRIG_KERNELS[id(c.s2s_fn)]
+                    c.func = name(kernel)
+                    c.s2s_fn = getattr(vecmath, kernel)
+            new_body.append(stmt)
+        new_body.append(gast.Assign(targets=[name(count, gast.Store())],
+                                    value=gast.BinOp(name(count), gast.Add(), name(here)), type_comment=None))
+        loop.body = new_body
+        # accumulators start again from their initial values (the statements `acc = 0.0` before the loop)
+        resets = [copy.deepcopy(s) for s in body[:at]
+                  if isinstance(s, gast.Assign) and isinstance(s.value, gast.Constant)]
+        rerun = gast.If(test=gast.Compare(name(count), [gast.Gt()], [gast.Constant(0, None)]),
+                        body=resets + [checked], orelse=[])
+        start = gast.Assign(targets=[name(count, gast.Store())], value=gast.Constant(0, None), type_comment=None)
+        for n in (start, rerun):
+            gast.copy_location(n, loop)
+        return body[:at] + [start, loop, rerun] + body[at + 1:]
 
     def resolve(self, node):
         return resolve_call(node, self.namespace)
@@ -123,6 +193,11 @@ class _Lower(gast.NodeTransformer):
             return gast.Call(func=gast.Attribute(node.args[0], "append", gast.Load()), args=[node.args[1]], keywords=[])
         if fn is rt.pop:
             return gast.Call(func=gast.Attribute(node.args[0], "pop", gast.Load()), args=[], keywords=[])
+        fast = _FAST_MATH.get(id(fn))
+        if fast is not None and len(node.args) == 1 and not node.keywords:
+            new = gast.Call(func=name(fast), args=node.args, keywords=[])
+            new.s2s_fn = getattr(rt, fast)
+            return new
         target = _REDUCTIONS.get(id(fn))
         if target is not None and (len(node.args) > 1 or node.keywords):
             kws = {k.arg: k.value for k in node.keywords}
@@ -172,13 +247,17 @@ class _Lower(gast.NodeTransformer):
         return node
 
 
+def _call_named(fname: str, args: list) -> gast.Call:
+    return gast.Call(func=name(fname), args=args, keywords=[])
+
+
 def _as_array(node):
     # Numba reshapes only contiguous arrays: copy first when needed (NumPy's reshape copies then too)
     call = gast.Call(func=gast.Attribute(name("np"), "ascontiguousarray", gast.Load()), args=[node], keywords=[])
     return call
 
 
-def lower(fdef: gast.FunctionDef, namespace: dict[str, Any]) -> gast.FunctionDef:
+def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu") -> gast.FunctionDef:
     """Rewrite a generated function so Numba's nopython mode compiles it."""
     ranges = {}
     for s in gast.walk(fdef):
@@ -193,7 +272,8 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any]) -> gast.FunctionDef
                 and s.value.slice.lower is None and s.value.slice.upper is None \
                 and _const(s.value.slice.step) == -1:
             reversed_ranges[s.targets[0].id] = copy.deepcopy(ranges[s.value.value.id])
-    return _Lower(ranges, namespace, reversed_ranges).visit(fdef)
+    taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | set(namespace)
+    return _Lower(ranges, namespace, reversed_ranges, target, taken).visit(fdef)
 
 
 def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> Callable:

@@ -780,8 +780,12 @@ def _fused_empty(arrays):
     return lambda arrays: np.empty(arrays[first].shape)
 
 
-@overload(rt.flat_view)
+@overload(rt.flat_view, inline="always")
 def _flat_view(x):
+    if _is_array(x) and x.layout == "C":
+        # inlined, so that parallel=True's alias analysis sees a view: a call's result is taken to be
+        # a new array, and the fused loop's writes to an output's flat view were removed as dead
+        return lambda x: x.reshape(x.size)
     if _is_array(x):
         return lambda x: np.ascontiguousarray(x).ravel()
     return lambda x: x

@@ -145,6 +145,14 @@ def header(description: str, namespace: dict[str, Any], body_source: str, import
             else:   # compiled backends bind their own implementations at load time
                 lines.append(f"# from {modname} (compiled versions, bound at load time): {', '.join(names)}")
             imported |= set(names)
+    backend_helpers: dict[str, list[str]] = {}     # e.g. the Numba kernels of backends/vecmath
+    for n in sorted(used - imported):
+        modname = getattr(namespace.get(n), "__module__", None) or ""
+        if n in namespace and modname.startswith("s2s.") and getattr(namespace[n], "__name__", None) == n:
+            backend_helpers.setdefault(modname, []).append(n)
+    for modname, names in backend_helpers.items():
+        lines.append(f"# from {modname} (bound at load time): {', '.join(names)}")
+        imported |= set(names)
     injected = sorted(n for n in used if n in namespace and n not in ("np", "math") and n not in imported)
     if injected:
         lines.append(f"# Globals of the source function, bound at load time: {', '.join(injected)}")

@@ -1,0 +1,272 @@
+"""Vectorizable float64 `exp`, `tanh`, `sin` and `cos` for the Numba backends.
+
+Numba lowers `np.exp(x)` on a float to a call into the C library, one element
+at a time; a call stops LLVM from vectorizing the loop around it, so a fused
+loop with an `exp` runs at scalar speed (this llvmlite has no SVML).  XLA and
+NumPy use their own SIMD polynomials instead.  These kernels do the same:
+straight-line float arithmetic and bit casts, no calls and no branches, so
+LLVM vectorizes every loop they are inlined into.
+
+    exp(x) = 2**k * (1 + expm1(r)),  x = k*ln2 + r, |r| <= ln2/2   (Cody-Waite, two-part ln2)
+    expm1(r): Taylor series to r**13 (remainder < 4e-18 relative, below half an ulp)
+    2**k: exponent bits built from k, applied in two halves so results in the
+          subnormal range and the overflow to inf come out right
+    tanh(x) = sign(x) * q / (q + 2),  q = expm1(2|x|) = (2**k - 1) + 2**k * expm1(r)
+    sin/cos(x): x = n*pi/2 + r with pi/2 in four parts (fdlibm's), r kept as a
+          double-double; Taylor series of sin(r), cos(r); the quadrant picks and
+          negates by bit selects.  Exact reduction needs |x| <= 2**20 (TRIG_MAX).
+
+Measured against a long-double reference over 1e6 points per range
+(tests/test_vecmath.py): exp within 1 ulp, tanh within 3 ulp, sin/cos within
+1 ulp (NumPy's own are within 1, 1.2 and 1); inf, -inf, nan, +-0, overflow
+and the subnormal range match NumPy.  Speed on AVX-512 (1e6 elements in
+cache): exp 1.5 ns/element vs 4.2 for the C library, tanh 1.6 vs 14.7.
+
+`fast_exp` / `fast_tanh` / `fast_sin` / `fast_cos` are what the Numba
+lowering puts in place of the ufuncs (numba_cpu.lower).  On float64 arrays
+they run the kernels (sin/cos send |x| > TRIG_MAX to the C library); on
+float64 scalars exp/tanh run the kernels and sin/cos the C library; anything
+else (float32, complex, integers, 0-d arrays) runs the NumPy ufunc.  Inside
+fused loops the lowering calls `sin_f64`/`cos_f64` directly, counts the
+arguments beyond TRIG_MAX and reruns the loop with the C library if any.
+The Python backend never sees these names.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+from .. import runtime as rt
+from .numba_lower import overload    # records the helpers that have a Numba implementation
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01     # ln2 to 33 bits: k * _LN2_HI is exact for |k| < 2**20
+_LN2_LO = 1.90821492927058770002e-10
+_ROUND_MAGIC = 6755399441055744.0        # 1.5 * 2**52: x + magic rounds x to an integer in the low bits
+_EXP_MAX = 710.0                         # exp(710) overflows; clamping keeps k's bits in range
+_EXP_MIN = -746.0                        # exp(-746) underflows to 0
+_TANH_SATURATE = 20.0                    # tanh(20) == 1.0 in float64
+_TWO_OVER_PI = 0.6366197723675814
+# pi/2 in four parts (fdlibm's pio2_1, pio2_2, pio2_3, pio2_3t): the first three have 33 significant
+# bits, so n * part is exact for |n| < 2**20, and together they carry 152 bits of pi/2
+_PIO2_1 = 1.5707963267341256
+_PIO2_2 = 6.077100506303966e-11
+_PIO2_3 = 2.0222662487111665e-21
+_PIO2_4 = 8.4784276603689e-32
+_SIGN_BIT = np.int64(-9223372036854775808)
+TRIG_MAX = 1048576.0                     # 2**20: beyond, sin/cos fall back to the C library
+
+
+@intrinsic
+def _bits(typingctx, x):
+    """The IEEE bits of a float64, as an int64 (a bit cast, well defined for nan and inf)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, x):
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _div(typingctx, a, b):
+    """a / b without Numba's ZeroDivisionError check (a branch that stops vectorization);
+    callers guarantee b != 0."""
+    def codegen(context, builder, signature, args):
+        return builder.fdiv(args[0], args[1])
+    return types.float64(types.float64, types.float64), codegen
+
+
+@numba.njit(inline="always")
+def _expm1_reduced(r):
+    """expm1(r) for |r| <= ln2/2 (Horner, Taylor coefficients 1/n!)."""
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    return r + r * r * p
+
+
+@numba.njit
+def exp_f64(x):
+    x = max(min(x, _EXP_MAX), _EXP_MIN)            # (Numba's min/max keep nan)
+    t = x * _LOG2E + _ROUND_MAGIC
+    k = t - _ROUND_MAGIC                           # round(x / ln2), as a float
+    ki = _bits(t) - _bits(_ROUND_MAGIC)            # the same, as an integer
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = 1.0 + _expm1_reduced(r)
+    k1 = ki >> 1
+    return p * _from_bits((k1 + 1023) << 52) * _from_bits((ki - k1 + 1023) << 52)
+
+
+@numba.njit
+def tanh_f64(x):
+    a = min(abs(x), _TANH_SATURATE)
+    y = 2.0 * a
+    t = y * _LOG2E + _ROUND_MAGIC
+    k = t - _ROUND_MAGIC
+    ki = _bits(t) - _bits(_ROUND_MAGIC)
+    r = (y - k * _LN2_HI) - k * _LN2_LO
+    scale = _from_bits((ki + 1023) << 52)
+    q = (scale - 1.0) + scale * _expm1_reduced(r)   # expm1(2|x|) >= 0: no cancellation
+    return np.copysign(_div(q, q + 2.0), x)
+
+
+@numba.njit(inline="always")
+def _sin_cos_reduced(x):
+    """(sin(r), cos(r), n) with x = n*pi/2 + r, |r| <= pi/4, for |x| <= TRIG_MAX (or nan)."""
+    t = x * _TWO_OVER_PI + _ROUND_MAGIC
+    k = t - _ROUND_MAGIC
+    n = _bits(t) - _bits(_ROUND_MAGIC)
+    # r = x - k*pi/2 as a double-double r + r_lo: x - k*_PIO2_1 is exact (Sterbenz), the next
+    # subtraction keeps its rounding error (TwoSum), the last two parts only feed the tail
+    t1 = x - k * _PIO2_1
+    w = k * _PIO2_2
+    t2 = t1 - w
+    bv = t2 - t1
+    tail = ((t1 - (t2 - bv)) - (w + bv)) - k * _PIO2_3 - k * _PIO2_4
+    r = t2 + tail
+    r_lo = tail - (r - t2)
+    z = r * r
+    # Taylor series to r**17 and r**18: remainders below 1e-19 for |r| <= pi/4
+    ps = 1.0 / 355687428096000.0
+    ps = ps * z - 1.0 / 1307674368000.0
+    ps = ps * z + 1.0 / 6227020800.0
+    ps = ps * z - 1.0 / 39916800.0
+    ps = ps * z + 1.0 / 362880.0
+    ps = ps * z - 1.0 / 5040.0
+    ps = ps * z + 1.0 / 120.0
+    ps = ps * z - 1.0 / 6.0
+    sin_r = r + (r * z * ps + r_lo * (1.0 - 0.5 * z))
+    pc = 1.0 / 6402373705728000.0
+    pc = pc * z - 1.0 / 20922789888000.0
+    pc = pc * z + 1.0 / 87178291200.0
+    pc = pc * z - 1.0 / 479001600.0
+    pc = pc * z + 1.0 / 3628800.0
+    pc = pc * z - 1.0 / 40320.0
+    pc = pc * z + 1.0 / 720.0
+    pc = pc * z - 1.0 / 24.0
+    hz = 0.5 * z
+    c0 = 1.0 - hz
+    cos_r = c0 + (((1.0 - c0) - hz) - (z * z * pc + r * r_lo))   # fdlibm: keeps the rounding of 1 - z/2
+    return sin_r, cos_r, n
+
+
+@numba.njit(inline="always")
+def _quadrant(sin_r, cos_r, n):
+    """sin(n*pi/2 + r) from sin(r), cos(r): cos_r for odd n, negated for n = 2, 3 mod 4
+    (bit selects, not branches, so loops stay vectorizable)."""
+    odd = -(n & 1)                                 # all ones for odd n
+    bits = (_bits(sin_r) & ~odd) | (_bits(cos_r) & odd)
+    return _from_bits(bits ^ ((n & 2) << 62))
+
+
+@numba.njit
+def sin_f64(x):
+    """sin(x) for |x| <= TRIG_MAX (and nan); callers send larger |x| to np.sin."""
+    sin_r, cos_r, n = _sin_cos_reduced(x)
+    out = _quadrant(sin_r, cos_r, n)
+    zero = -np.int64(x == 0.0)                     # sin(-0.0) is -0.0: keep x's sign bit
+    return _from_bits(_bits(out) | (_bits(x) & zero & _SIGN_BIT))
+
+
+@numba.njit
+def cos_f64(x):
+    """cos(x) = sin(x + pi/2) for |x| <= TRIG_MAX (and nan)."""
+    sin_r, cos_r, n = _sin_cos_reduced(x)
+    return _quadrant(sin_r, cos_r, n + 1)
+
+
+def _is_f64(t) -> bool:
+    return isinstance(t, types.Float) and t.bitwidth == 64
+
+
+def _array_map(kernel, fallback, covered=None):
+    """An njit function applying the kernel to every element of a float64 array (a call, not
+    inlined: Numba's inliner mis-scopes the loop variables of inlined loops)."""
+    if covered is None:
+        def array(x):
+            src = np.ascontiguousarray(x)      # no copy when x already is
+            out = np.empty(src.shape, np.float64)
+            flat_in = src.reshape(src.size)
+            flat_out = out.reshape(out.size)
+            for i in range(flat_in.size):
+                flat_out[i] = kernel(flat_in[i])
+            return out
+        return numba.njit(array)
+
+    def array_checked(x):
+        src = np.ascontiguousarray(x)
+        out = np.empty(src.shape, np.float64)
+        flat_in = src.reshape(src.size)
+        flat_out = out.reshape(out.size)
+        uncovered = 0
+        for i in range(flat_in.size):
+            flat_out[i] = kernel(flat_in[i])
+            uncovered += 1 - covered(flat_in[i])
+        if uncovered > 0:                     # second pass over the (rare) elements the kernel misses
+            for i in range(flat_in.size):
+                if covered(flat_in[i]) == 0:
+                    flat_out[i] = fallback(flat_in[i])
+        return out
+    return numba.njit(array_checked)
+
+
+def _elementwise(kernel, fallback, covered=None):
+    """An overload body: the kernel on float64 scalars and arrays, `fallback` (the NumPy
+    ufunc) on everything else.  `covered(x)` (trig) says where the kernel applies: elsewhere
+    the fallback runs.  A scalar trig call outside a fused loop runs libm's sin/cos: one call
+    cannot vectorize, and libm's scalar path beats the kernel plus its range check (branchy
+    recurrence: 26.6 ms with the checked kernel, 21 ms with libm)."""
+    array_map = _array_map(kernel, fallback, covered)
+
+    def typer(x):
+        if _is_f64(x):
+            if covered is None:
+                def scalar(x):
+                    return kernel(x)
+                return scalar
+
+            def scalar_libm(x):
+                return fallback(x)
+            return scalar_libm
+        if isinstance(x, types.Array) and x.ndim > 0 and _is_f64(x.dtype):   # (ascontiguousarray makes 0-d 1-d)
+            def array(x):
+                return array_map(x)
+            return array
+
+        def other(x):
+            return fallback(x)
+        return other
+    return typer
+
+
+@numba.njit(inline="always")
+def trig_covered(x):
+    """1 where sin_f64/cos_f64 apply (|x| <= TRIG_MAX, or nan), 0 where np.sin/np.cos must run."""
+    return 0 if abs(x) > TRIG_MAX else 1
+
+
+@numba.njit(inline="always")
+def trig_uncovered(x):
+    return 1 - trig_covered(x)
+
+
+overload(rt.fast_exp)(_elementwise(exp_f64, np.exp))
+overload(rt.fast_tanh)(_elementwise(tanh_f64, np.tanh))
+overload(rt.fast_sin)(_elementwise(sin_f64, np.sin, trig_covered))
+overload(rt.fast_cos)(_elementwise(cos_f64, np.cos, trig_covered))
