@@ -19,7 +19,7 @@ import numpy as np
 
 from . import pytree
 from .codegen import emit
-from .errors import ArgumentError, NonDifferentiableError, TransformError
+from .errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
 from .frontend.normalize import normalize
 from .frontend.parse import parse_function
 from .optimize import cleanup
@@ -870,14 +870,26 @@ class Jitted:
                         raise
                     exc = exc2
             if not self.fallback:
-                raise _compile_error(self, exc, len(args)) from None
+                # the unjitted transform's own refusal (a non-scalar output of grad, ...) says more
+                # than the Numba typing error it caused
+                raise (self._python_refusal(args) or _compile_error(self, exc, len(args))) from None
             if not self._warned:
                 import warnings
                 warnings.warn(f"s2s.jit: Numba could not compile {self.fun!r}; running the generated Python "
-                              f"instead. Reason: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                              f"instead. Reason: {_numba_reason(exc)}",
                               stacklevel=2)
                 self._warned = True
             return self.python_version(len(args))(*args)
+
+    def _python_refusal(self, args) -> Exception | None:
+        """The s2s error the generated Python raises for these arguments, if it raises one."""
+        try:
+            self.python_version(len(args))(*args)
+        except S2SError as exc:
+            return exc
+        except Exception:   # noqa: BLE001 - the compile error is the one to report
+            return None
+        return None
 
     def _run_and_remember(self, gen: Generated, args, key):
         out = _run_compiled(gen, args)
@@ -945,7 +957,21 @@ def _is_compile_error(exc) -> bool:
             return True
     except ImportError:  # pragma: no cover
         pass
-    return isinstance(exc, TransformError)
+    return isinstance(exc, TransformError) or _raised_inside_numba(exc)
+
+
+def _raised_inside_numba(exc) -> bool:
+    """An exception raised by Numba's own Python code (its compiler: an internal error while
+    typing generated code, not wrapped in a TypingError). Errors of the compiled code itself
+    come from the dispatcher's C code, whose last Python frame is the caller's."""
+    import numba
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    package = os.path.dirname(os.path.abspath(numba.__file__)) + os.sep
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package)
 
 
 def _compile_error(jitted, exc, nargs) -> Exception:
@@ -972,9 +998,9 @@ def _compile_error(jitted, exc, nargs) -> Exception:
             break
     else:
         gen_line = ""
-    first = next((ln for ln in text.splitlines() if ln.strip() and "Failed in" not in ln), text[:200])
+    first = _numba_reason(exc)
     origin = gen.origin if gen is not None else repr(jitted.fun)
-    msg = f"Numba cannot compile the generated code for {origin} in nopython mode: {_strip_ansi(first).strip()}"
+    msg = f"Numba cannot compile the generated code for {origin} in nopython mode: {first}"
     if gen_line:
         msg += f" (generated line: `{gen_line}`)"
     filename, lineno = None, None
@@ -983,6 +1009,13 @@ def _compile_error(jitted, exc, nargs) -> Exception:
         lineno = int(lineno)
     return TransformError(msg, filename=filename, lineno=lineno, source_line=where,
                           hint="use operations Numba supports, or jit(f, fallback=True) to run the generated Python")
+
+
+def _numba_reason(exc) -> str:
+    """The line of a Numba error that says what failed (not its 'Failed in ... pipeline' header)."""
+    text = _strip_ansi(str(exc))
+    first = next((ln for ln in text.splitlines() if ln.strip() and "Failed in" not in ln), text[:200])
+    return first.strip() or type(exc).__name__
 
 
 def _strip_ansi(text: str) -> str:

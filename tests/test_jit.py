@@ -386,9 +386,6 @@ def test_fallback_warning_names_the_function():
     assert "uses_einsum" in str(w.message)
 
 
-@pytest.mark.xfail(strict=True, reason="the fallback warning's 'Reason:' is Numba's header line "
-                                        "'Failed in nopython mode pipeline (step: nopython "
-                                        "frontend)'")
 def test_fallback_warning_gives_numba_reason():
     j = s2s.jit(J.uses_einsum, fallback=True)
     with pytest.warns(UserWarning) as record:

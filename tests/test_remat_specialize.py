@@ -672,10 +672,6 @@ def test_scalar_argument_in_a_loop(transform):
     assert "unbroadcast" not in src and "seed_cotangent" not in src
 
 
-@pytest.mark.xfail(strict=True, raises=s2s.TransformError,
-                   reason="jit(grad(f)) with a 0-d array argument used in a loop: zeros_like(x) is a 0-d "
-                          "array, `dx + float` a float: Numba 'Cannot unify array(float64, 0d, C) and "
-                          "float64 for dx' (pre-existing, also before specialization)")
 def test_0d_array_argument_in_a_loop():
     x = np.array(0.7)
     assert_same(jitted(scal_loop)(x), s2s.grad(scal_loop)(x), "jit(grad(scal_loop)) on a 0-d array")
@@ -813,9 +809,7 @@ def complex_scalar_out(x):
 
 @pytest.mark.parametrize("f", [
     pytest.param(identity_out, id="identity"),
-    pytest.param(slices_out, id="slices", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError,
-        reason="a Numba-internal AttributeError escapes un-wrapped for this non-scalar output (pre-existing)")),
+    pytest.param(slices_out, id="slices"),
     pytest.param(complex_scalar_out, id="complex_scalar"),
 ])
 def test_bad_outputs_under_jit_raise_s2s_errors(f):

@@ -93,6 +93,10 @@ def _seed(y):
 
 @overload(rt.zeros_like)
 def _zeros_like(x):
+    if _is_array(x) and x.ndim == 0:
+        # Numba's arithmetic on 0-d arrays gives scalars: a 0-d zero array would not unify with
+        # `dx + ...` in a loop; the cotangent of a 0-d array is a scalar (the wrapper returns it)
+        return lambda x: 0.0
     if _is_array(x):
         return lambda x: np.zeros(x.shape)
     if isinstance(x, types.ListType):
