@@ -35,7 +35,7 @@ _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): 
 # ufuncs with a vectorizable float64 kernel (backends/vecmath): np.exp -> fast_exp
 _FAST_MATH = {id(np.exp): "fast_exp", id(np.tanh): "fast_tanh", id(np.sin): "fast_sin", id(np.cos): "fast_cos"}
 # inside fused loops sin/cos run their kernels unchecked (a branch would stop vectorization); the
-# loop counts arguments the kernels do not cover and reruns with the checked versions if any
+# loop counts arguments the kernels do not cover and reruns with libm's (fast_sin of a scalar) if any
 _TRIG_KERNELS = {id(rt.fast_sin): "sin_f64", id(rt.fast_cos): "cos_f64"}
 
 
@@ -125,7 +125,7 @@ class _Lower(gast.NodeTransformer):
 
     def fused_loop(self, body: list) -> list:
         """The fused loop: `prange` under target="parallel"; sin/cos as unchecked kernels with
-        a count of uncovered arguments, and a rerun with the checked versions when it is not 0."""
+        a count of uncovered arguments, and a rerun with libm's sin/cos when it is not 0."""
         at = next((k for k, s in enumerate(body) if isinstance(s, gast.For)), None)
         if at is None:
             return body
@@ -135,7 +135,7 @@ class _Lower(gast.NodeTransformer):
         trig = [c for c in gast.walk(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
         if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
             return body
-        checked = copy.deepcopy(loop)
+        rerun_loop = copy.deepcopy(loop)     # keeps fast_sin/fast_cos: libm on scalars
         count = self.fresh("n_uncovered")
         here = self.fresh("uncovered")       # per element, so that `count` is a single (prange) reduction
         new_body = [gast.Assign(targets=[name(here, gast.Store())], value=gast.Constant(0, None), type_comment=None)]
@@ -157,7 +157,7 @@ class _Lower(gast.NodeTransformer):
         resets = [copy.deepcopy(s) for s in body[:at]
                   if isinstance(s, gast.Assign) and isinstance(s.value, gast.Constant)]
         rerun = gast.If(test=gast.Compare(name(count), [gast.Gt()], [gast.Constant(0, None)]),
-                        body=resets + [checked], orelse=[])
+                        body=resets + [rerun_loop], orelse=[])
         start = gast.Assign(targets=[name(count, gast.Store())], value=gast.Constant(0, None), type_comment=None)
         for n in (start, rerun):
             gast.copy_location(n, loop)

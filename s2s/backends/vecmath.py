@@ -101,7 +101,7 @@ def _expm1_reduced(r):
     return r + r * r * p
 
 
-@numba.njit
+@numba.njit(cache=True)
 def exp_f64(x):
     x = max(min(x, _EXP_MAX), _EXP_MIN)            # (Numba's min/max keep nan)
     t = x * _LOG2E + _ROUND_MAGIC
@@ -113,7 +113,7 @@ def exp_f64(x):
     return p * _from_bits((k1 + 1023) << 52) * _from_bits((ki - k1 + 1023) << 52)
 
 
-@numba.njit
+@numba.njit(cache=True)
 def tanh_f64(x):
     a = min(abs(x), _TANH_SATURATE)
     y = 2.0 * a
@@ -175,7 +175,7 @@ def _quadrant(sin_r, cos_r, n):
     return _from_bits(bits ^ ((n & 2) << 62))
 
 
-@numba.njit
+@numba.njit(cache=True)
 def sin_f64(x):
     """sin(x) for |x| <= TRIG_MAX (and nan); callers send larger |x| to np.sin."""
     sin_r, cos_r, n = _sin_cos_reduced(x)
@@ -184,7 +184,7 @@ def sin_f64(x):
     return _from_bits(_bits(out) | (_bits(x) & zero & _SIGN_BIT))
 
 
-@numba.njit
+@numba.njit(cache=True)
 def cos_f64(x):
     """cos(x) = sin(x + pi/2) for |x| <= TRIG_MAX (and nan)."""
     sin_r, cos_r, n = _sin_cos_reduced(x)
@@ -193,66 +193,6 @@ def cos_f64(x):
 
 def _is_f64(t) -> bool:
     return isinstance(t, types.Float) and t.bitwidth == 64
-
-
-def _array_map(kernel, fallback, covered=None):
-    """An njit function applying the kernel to every element of a float64 array (a call, not
-    inlined: Numba's inliner mis-scopes the loop variables of inlined loops)."""
-    if covered is None:
-        def array(x):
-            src = np.ascontiguousarray(x)      # no copy when x already is
-            out = np.empty(src.shape, np.float64)
-            flat_in = src.reshape(src.size)
-            flat_out = out.reshape(out.size)
-            for i in range(flat_in.size):
-                flat_out[i] = kernel(flat_in[i])
-            return out
-        return numba.njit(array)
-
-    def array_checked(x):
-        src = np.ascontiguousarray(x)
-        out = np.empty(src.shape, np.float64)
-        flat_in = src.reshape(src.size)
-        flat_out = out.reshape(out.size)
-        uncovered = 0
-        for i in range(flat_in.size):
-            flat_out[i] = kernel(flat_in[i])
-            uncovered += 1 - covered(flat_in[i])
-        if uncovered > 0:                     # second pass over the (rare) elements the kernel misses
-            for i in range(flat_in.size):
-                if covered(flat_in[i]) == 0:
-                    flat_out[i] = fallback(flat_in[i])
-        return out
-    return numba.njit(array_checked)
-
-
-def _elementwise(kernel, fallback, covered=None):
-    """An overload body: the kernel on float64 scalars and arrays, `fallback` (the NumPy
-    ufunc) on everything else.  `covered(x)` (trig) says where the kernel applies: elsewhere
-    the fallback runs.  A scalar trig call outside a fused loop runs libm's sin/cos: one call
-    cannot vectorize, and libm's scalar path beats the kernel plus its range check (branchy
-    recurrence: 26.6 ms with the checked kernel, 21 ms with libm)."""
-    array_map = _array_map(kernel, fallback, covered)
-
-    def typer(x):
-        if _is_f64(x):
-            if covered is None:
-                def scalar(x):
-                    return kernel(x)
-                return scalar
-
-            def scalar_libm(x):
-                return fallback(x)
-            return scalar_libm
-        if isinstance(x, types.Array) and x.ndim > 0 and _is_f64(x.dtype):   # (ascontiguousarray makes 0-d 1-d)
-            def array(x):
-                return array_map(x)
-            return array
-
-        def other(x):
-            return fallback(x)
-        return other
-    return typer
 
 
 @numba.njit(inline="always")
@@ -266,7 +206,85 @@ def trig_uncovered(x):
     return 1 - trig_covered(x)
 
 
-overload(rt.fast_exp)(_elementwise(exp_f64, np.exp))
-overload(rt.fast_tanh)(_elementwise(tanh_f64, np.tanh))
-overload(rt.fast_sin)(_elementwise(sin_f64, np.sin, trig_covered))
-overload(rt.fast_cos)(_elementwise(cos_f64, np.cos, trig_covered))
+# Array maps: module-level functions, so that Numba's disk cache keeps them across processes
+# (a closure over a kernel is keyed by its cells, which hash differently in every process).
+# Separate calls, not inlined: Numba's inliner mis-scopes the loop variables of inlined loops.
+@numba.njit(inline="always")
+def _flat_out(x):
+    """(out, x's elements flat, out's elements flat) for a float64 array x."""
+    src = np.ascontiguousarray(x)      # no copy when x already is
+    out = np.empty(src.shape, np.float64)
+    return out, src.reshape(src.size), out.reshape(out.size)
+
+
+@numba.njit(cache=True)
+def exp_array(x):
+    out, flat_in, flat_out = _flat_out(x)
+    for i in range(flat_in.size):
+        flat_out[i] = exp_f64(flat_in[i])
+    return out
+
+
+@numba.njit(cache=True)
+def tanh_array(x):
+    out, flat_in, flat_out = _flat_out(x)
+    for i in range(flat_in.size):
+        flat_out[i] = tanh_f64(flat_in[i])
+    return out
+
+
+@numba.njit(cache=True)
+def sin_array(x):
+    out, flat_in, flat_out = _flat_out(x)
+    uncovered = 0
+    for i in range(flat_in.size):
+        flat_out[i] = sin_f64(flat_in[i])
+        uncovered += trig_uncovered(flat_in[i])
+    if uncovered > 0:                     # second pass over the (rare) elements the kernel misses
+        for i in range(flat_in.size):
+            if trig_uncovered(flat_in[i]):
+                flat_out[i] = np.sin(flat_in[i])
+    return out
+
+
+@numba.njit(cache=True)
+def cos_array(x):
+    out, flat_in, flat_out = _flat_out(x)
+    uncovered = 0
+    for i in range(flat_in.size):
+        flat_out[i] = cos_f64(flat_in[i])
+        uncovered += trig_uncovered(flat_in[i])
+    if uncovered > 0:
+        for i in range(flat_in.size):
+            if trig_uncovered(flat_in[i]):
+                flat_out[i] = np.cos(flat_in[i])
+    return out
+
+
+def _elementwise(kernel, array_map, fallback, scalar_kernel=True):
+    """An overload body: `kernel` on float64 scalars (libm's `fallback` when not
+    `scalar_kernel`), `array_map` on float64 arrays, the NumPy ufunc `fallback` on everything
+    else.  Scalar sin/cos outside fused loops run libm: one call cannot vectorize, and libm's
+    scalar path beats the kernel plus its range check (branchy recurrence: 26.6 ms with the
+    checked kernel, 21 ms with libm)."""
+
+    def typer(x):
+        if _is_f64(x) and scalar_kernel:
+            def scalar(x):
+                return kernel(x)
+            return scalar
+        if isinstance(x, types.Array) and x.ndim > 0 and _is_f64(x.dtype):   # (ascontiguousarray makes 0-d 1-d)
+            def array(x):
+                return array_map(x)
+            return array
+
+        def other(x):
+            return fallback(x)
+        return other
+    return typer
+
+
+overload(rt.fast_exp)(_elementwise(exp_f64, exp_array, np.exp))
+overload(rt.fast_tanh)(_elementwise(tanh_f64, tanh_array, np.tanh))
+overload(rt.fast_sin)(_elementwise(sin_f64, sin_array, np.sin, scalar_kernel=False))
+overload(rt.fast_cos)(_elementwise(cos_f64, cos_array, np.cos, scalar_kernel=False))
