@@ -870,9 +870,10 @@ class Jitted:
                         raise
                     exc = exc2
             if not self.fallback:
-                # the unjitted transform's own refusal (a non-scalar output of grad, ...) says more
-                # than the Numba typing error it caused
-                raise (self._python_refusal(args) or _compile_error(self, exc, len(args))) from None
+                # a Numba failure: the unjitted transform's own refusal (a non-scalar output of
+                # grad, ...) says more than the typing error it caused; s2s's refusals stand
+                refusal = None if isinstance(exc, TransformError) else self._python_refusal(args)
+                raise (refusal or _compile_error(self, exc, len(args))) from None
             if not self._warned:
                 import warnings
                 warnings.warn(f"s2s.jit: Numba could not compile {self.fun!r}; running the generated Python "
