@@ -687,6 +687,47 @@ def _bunbroadcast(g, x, gb, xb):
     return None
 
 
+@overload(rt.bexpand_reduced)
+def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
+    """The cotangent of a full reduction per example (axis None): each example's value g[b]
+    (or the shared g) fills that example's shape. Other axes: no Numba version (the generic
+    runtime function is refused by Numba, and the error says so)."""
+    fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
+    if fg is None or fx is None or not _is_none(axis) or not (fg or fx):
+        return None
+    if fg != _is_array(g):       # batched: an array of per-example values; shared: a number
+        return None
+    if not _is_array(x):
+        if fx:
+            return None
+        return lambda g, x, axis, keepdims, gb, xb: np.ascontiguousarray(g).reshape(g.size).astype(np.float64)
+
+    if fg:
+        if fx:
+            def shape_of(x):
+                return x.shape[1:]
+        else:
+            def shape_of(x):
+                return x.shape
+        shape_of = numba.njit(inline="always")(shape_of)
+
+        def fill_per_example(g, x, axis, keepdims, gb, xb):
+            size = g.shape[0]
+            out = np.empty((size,) + shape_of(x))
+            rows = out.reshape((size, out.size // size if size else 0))
+            gflat = np.ascontiguousarray(g).reshape(g.size)     # per-example scalars (keepdims: ones)
+            for b in range(size):
+                rows[b, :] = gflat[b]
+            return out
+        return fill_per_example
+
+    def fill_shared(g, x, axis, keepdims, gb, xb):    # (x batched)
+        out = np.empty(x.shape)
+        out[...] = g
+        return out
+    return fill_shared
+
+
 @overload(rt.bexpand)
 def _bexpand(x, size):
     if _is_array(x):

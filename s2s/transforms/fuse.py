@@ -2,8 +2,9 @@
 
 XLA fuses kernels; compiled s2s code fuses loops.  A maximal run of
 straight-line statements whose right-hand sides are elementwise (arithmetic,
-ufuncs, `np.where`, and the reverse-mode helpers that are elementwise when
-shapes agree: `unbroadcast`, `expand_reduced` of a full reduction) becomes
+ufuncs, `np.where`, the reverse-mode helpers that are elementwise when shapes
+agree: `unbroadcast`, `expand_reduced` of a full reduction, and vmap's
+`balign` when every peer is batched or a scalar constant) becomes
 
     n = fused_size(x, w)                  # -1 unless every array input has one shape
     if n >= 0:
@@ -16,7 +17,9 @@ shapes agree: `unbroadcast`, `expand_reduced` of a full reduction) becomes
 
 so results never depend on fusion.  A grad seed of a full sum is the constant
 1.0, which lets the forward sum die and the whole gradient fuse into one loop.
-The pass runs for compiled backends (a Python-level loop would be slow).
+Names bound once to a number (such a seed) are assigned before the guard and
+read as scalars in the loop, not stored as arrays.  The pass runs for
+compiled backends (a Python-level loop would be slow).
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ class Fuser:
         self.resolve = lambda call: resolve_call(call, namespace)
         self.namer = namer
         self.fused = 0
+        self.scalar_consts: set[str] = set()   # names bound once, to a number: scalars, not fused arrays
 
     # ----- what fuses ----------------------------------------------------------------
     def elementwise(self, node) -> bool:
@@ -57,6 +61,8 @@ class Fuser:
                 return False
             if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value):
                 return self.elementwise(node.args[0])
+            if fn is rt.balign:
+                return self.balign_is_identity(node) and self.elementwise(node.args[0])
             if fn is rt.expand_reduced:
                 axis = node.args[2] if len(node.args) > 2 else const(None)
                 keep = node.args[3] if len(node.args) > 3 else const(False)
@@ -64,6 +70,42 @@ class Fuser:
             if batch_kind(fn) == "elementwise" and fn is not np.clip:
                 return all(self.elementwise(a) for a in node.args)
         return False
+
+    def balign_is_identity(self, node) -> bool:
+        """vmap's `balign(x, peers, flags)` is x itself when every peer is batched (flag True) and
+        of x's shape (the run's shape guard checks that) or a scalar constant; an unbatched array
+        peer would give x a new axis, and one of x's shape would pass the guard: not fused."""
+        if len(node.args) != 3 or not all(isinstance(a, gast.Tuple) for a in node.args[1:]):
+            return False
+        peers, flags = node.args[1].elts, node.args[2].elts
+        return len(peers) == len(flags) and all(
+            _const(f) is True or isinstance(p, gast.Constant) or
+            (isinstance(p, gast.Name) and p.id in self.scalar_consts) for p, f in zip(peers, flags))
+
+    def value_names(self, node) -> list[str]:
+        """The variables an elementwise expression reads per element (the run's inputs):
+        `balign` reads x and its batched peers (for the shape guard), not scalar constants."""
+        out: list[str] = []
+
+        def visit(n):
+            if isinstance(n, gast.Name):
+                if n.id not in self.scalar_consts:
+                    out.append(n.id)
+            elif isinstance(n, gast.Call):
+                args = n.args
+                if self.resolve(n) is rt.balign and len(args) == 3 and isinstance(args[1], gast.Tuple):
+                    args = [args[0]] + [p for p, f in zip(args[1].elts, args[2].elts) if _const(f) is True]
+                for a in args:
+                    visit(a)
+                for k in n.keywords:
+                    visit(k.value)
+            elif isinstance(n, gast.Attribute):
+                return
+            else:
+                for child in gast.iter_child_nodes(n):
+                    visit(child)
+        visit(node)
+        return out
 
     def is_full_sum(self, node) -> bool:
         return isinstance(node, gast.Call) and self.resolve(node) is np.sum and len(node.args) == 1 \
@@ -74,6 +116,7 @@ class Fuser:
         from ..optimize import cleanup
         self.simplify_seed(fdef)
         fdef = cleanup.optimize(fdef)     # the forward sum may now be dead
+        self.scalar_consts = _scalar_constants(fdef)
         fdef.body = self.block(fdef.body, fdef)
         return fdef
 
@@ -115,11 +158,14 @@ class Fuser:
             self.elementwise(s.value) or self.is_full_sum(s.value))
 
     def emit_run(self, run: list, after: list, fdef) -> list:
+        # `v = 1.0` (a grad seed, say): assigned before the loop and read as a scalar inside it
+        hoisted = [s for s in run if s.targets[0].id in self.scalar_consts]
+        run_body = [s for s in run if s.targets[0].id not in self.scalar_consts]
         # worth a loop only if there is arithmetic to fuse
-        ops = sum(1 for s in run for n in gast.walk(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
-        if len(run) < 2 or ops < 2:
+        ops = sum(1 for s in run_body for n in gast.walk(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
+        if len(run_body) < 2 or ops < 2:
             return run
-        defined = [s.targets[0].id for s in run]
+        defined = [s.targets[0].id for s in run_body]
         # values read after the run (or by later iterations of an enclosing loop: be conservative)
         # values read anywhere outside the run (after it, or earlier in an enclosing loop) are kept
         inside = {id(n) for s in run for n in gast.walk(s)}
@@ -129,12 +175,12 @@ class Fuser:
             return run
         inputs: list[str] = []
         seen_def: set[str] = set()
-        for s in run:
-            for n in _value_names(s.value):
+        for s in run_body:
+            for n in self.value_names(s.value):
                 if n not in seen_def and n not in inputs:
                     inputs.append(n)
             seen_def.add(s.targets[0].id)
-        sums = {s.targets[0].id for s in run if self.is_full_sum(s.value)}
+        sums = {s.targets[0].id for s in run_body if self.is_full_sum(s.value)}
         outputs = [v for v in dict.fromkeys(defined) if v in later and v not in sums]
         sum_outputs = [v for v in dict.fromkeys(defined) if v in sums]
         if not inputs:
@@ -145,11 +191,11 @@ class Fuser:
         flat = {v: self.namer.fresh(v + "_flat") for v in inputs}
         out_flat = {v: self.namer.fresh(v + "_out") for v in outputs}
         elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + defined)}
-        code: list = []
+        code: list = [copy.deepcopy(s) for s in hoisted]
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
         code.append(assign(n, _call("fused_size", [args])))
         loop_body: list = [assign(elem[v], _call("elem", [name(flat[v]), name(i)])) for v in inputs]
-        for s in run:
+        for s in run_body:
             v = s.targets[0].id
             if v in sums:
                 arg = s.value.args[0].id
@@ -186,7 +232,8 @@ class Fuser:
             return name(elem[node.id]) if node.id in elem else node
         if isinstance(node, gast.Call):
             fn = self.resolve(node)
-            if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value, rt.expand_reduced):
+            if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value, rt.expand_reduced,
+                      rt.balign):
                 return self.scalar_expr(node.args[0], elem)
             node.args = [self.scalar_expr(a, elem) for a in node.args]
             return node
@@ -199,25 +246,19 @@ class Fuser:
         return node
 
 
-def _value_names(node) -> list[str]:
-    """Variables an expression reads (not the names of the functions it calls)."""
-    out: list[str] = []
-
-    def visit(n):
-        if isinstance(n, gast.Name):
-            out.append(n.id)
-        elif isinstance(n, gast.Call):
-            for a in n.args:
-                visit(a)
-            for k in n.keywords:
-                visit(k.value)
-        elif isinstance(n, gast.Attribute):
-            return
-        else:
-            for child in gast.iter_child_nodes(n):
-                visit(child)
-    visit(node)
-    return out
+def _scalar_constants(fdef) -> set[str]:
+    """Names assigned exactly once in the function, to a number."""
+    stores: dict[str, int] = {}
+    numbers: set[str] = set()
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) \
+                and isinstance(n.value, gast.Constant) and type(n.value.value) in (int, float):
+            numbers.add(n.targets[0].id)
+    for a in fdef.args.args:
+        stores[a.id] = stores.get(a.id, 0) + 1
+    return {v for v in numbers if stores.get(v) == 1}
 
 
 def _call(fname: str, args: list) -> gast.Call:
