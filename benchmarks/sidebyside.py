@@ -18,9 +18,11 @@ An s2s transform that raises is reported as "fails: <reason>" (full text at
 the end); the exit status is 1 only when some implementation disagrees.
 
     pip install -e '.[bench]'
-    python benchmarks/sidebyside.py [--quick] [--cases 1,2,3,4,5] [--seed 0] [--threads N]
+    python benchmarks/sidebyside.py [--quick] [--cases 1,2,3,4,5] [--seed 0] [--threads N] [--rounds R]
 
 --quick makes every size 10x smaller (a smoke test, not a measurement).
+--rounds R times every implementation R times in turn and reports the
+median of the R best-ofs: on a shared host the load drifts over seconds.
 --threads 1 gives steadier numbers on a small or shared machine: with the
 default pools, NumPy's OpenBLAS, the separate OpenBLAS that Numba's `@`
 calls (SciPy's) and XLA each spin up threads on every core, and matrix
@@ -35,6 +37,7 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -168,6 +171,7 @@ class Impl:
     note: str = ""
 
 
+ROUNDS = 1                                 # --rounds
 FAILURES: list[tuple[str, str]] = []       # (case: implementation, full error text) of calls that raised
 DISAGREEMENTS: list[str] = []
 
@@ -200,7 +204,13 @@ def run_case(title: str, impls: list[Impl], base_key: str = "numba") -> dict[str
           f"hand-written NumPy gradient (rtol {RTOL:g})"
           + "".join(f"; {im.name}: {im.note}" for im in impls if im.note.startswith("DISAGREES")))
     plans = [(call, *plan(call, first)) for im, call, first in runnable]   # 2. timing
-    for (im, _, _), t in zip(runnable, best_of(plans)):
+    # --rounds R: every implementation's best-of, R times in turn; the median of the R bests
+    # (on a shared host the load drifts over seconds: one round can favour whoever ran in a lull)
+    per_round = [best_of(plans) for _ in range(ROUNDS)]
+    if ROUNDS > 1:
+        print(f"timing: median over {ROUNDS} rounds of each implementation's best-of (--rounds)")
+    for k, (im, _, _) in enumerate(runnable):
+        t = statistics.median(r[k] for r in per_round)
         im.raw = t
         im.time = t * im.scale
     by_key = {im.key: im for im in impls if im.key}
@@ -363,6 +373,7 @@ def case3(rng, quick):
              key="autograd", scale=k),
     ])
     print(f"case 3 ratio: s2s jit(vmap(grad)) / hand-written Numba = {ratio(by, 's2s_jit', 'numba')}; "
+          f"s2s jit(vmap(grad)) / JAX = {ratio(by, 's2s_jit', 'jax')}; "
           f"s2s vmap(grad) / hand-written Numba = {ratio(by, 's2s', 'numba')}; "
           f"s2s vmap(grad) / hand-written NumPy = {ratio(by, 's2s', 'numpy')}; "
           f"s2s vmap(grad) / JAX = {ratio(by, 's2s', 'jax')}")
@@ -408,7 +419,8 @@ def case4(rng, quick):
     print(f"case 4 ratio: s2s jit(grad) / hand-written Numba = {ratio(by, 's2s_jit', 'numba')}; "
           f"s2s grad / hand-written Numba = {ratio(by, 's2s', 'numba')}; "
           f"s2s jit(grad) of the 4-array version / hand-written Numba = {ratio(by, 's2s_jit_flat', 'numba')}; "
-          f"s2s grad / JAX = {ratio(by, 's2s', 'jax')}")
+          f"s2s grad / JAX = {ratio(by, 's2s', 'jax')}; s2s jit(grad) / JAX = {ratio(by, 's2s_jit', 'jax')}; "
+          f"s2s jit(grad) of the 4-array version / JAX = {ratio(by, 's2s_jit_flat', 'jax')}")
 
 
 CHILD = r"""
@@ -566,7 +578,14 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=None,
                     help="limit BLAS (NumPy's and the one Numba calls), OpenMP and XLA to N threads each; "
                          "default: the libraries' own defaults")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every implementation R times in turn and report the median of the R "
+                         "best-ofs (steadier ratios on a shared machine)")
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds takes a positive number")
+    global ROUNDS
+    ROUNDS = args.rounds
     try:
         chosen = [int(c) for c in args.cases.split(",") if c.strip()]
     except ValueError:
