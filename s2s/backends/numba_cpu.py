@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import name
+from ..frontend.normalize import Namer, assign, call_named, const, name, namer_for
 from . import numba_lower, vecmath  # noqa: F401 - importing registers the Numba overloads
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
@@ -102,20 +102,12 @@ def _const(node):
 
 class _Lower(gast.NodeTransformer):
     def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any],
-                 target: str = "cpu", taken: set[str] = frozenset()):
+                 target: str, namer: Namer):
         self.ranges = ranges
         self.namespace = namespace
         self.reversed_ranges = reversed_ranges    # v = reversed(range(...)): reversed(v) is the range
         self.target = target
-        self.taken = set(taken)
-
-    def fresh(self, base: str) -> str:
-        k, out = 0, base
-        while out in self.taken:
-            k += 1
-            out = f"{base}{k}"
-        self.taken.add(out)
-        return out
+        self.namer = namer
 
     def visit_If(self, node):
         self.generic_visit(node)
@@ -136,29 +128,25 @@ class _Lower(gast.NodeTransformer):
         if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
             return body
         rerun_loop = copy.deepcopy(loop)     # keeps fast_sin/fast_cos: libm on scalars
-        count = self.fresh("n_uncovered")
-        here = self.fresh("uncovered")       # per element, so that `count` is a single (prange) reduction
-        new_body = [gast.Assign(targets=[name(here, gast.Store())], value=gast.Constant(0, None), type_comment=None)]
+        count = self.namer.fresh("n_uncovered")
+        here = self.namer.fresh("uncovered")   # per element, so that `count` is a single (prange) reduction
+        new_body = [assign(here, const(0))]
         for stmt in loop.body:
             for c in gast.walk(stmt):
                 if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS:
-                    new_body.append(gast.Assign(
-                        targets=[name(here, gast.Store())],
-                        value=gast.BinOp(name(here), gast.Add(), _call_named("trig_uncovered", [copy.deepcopy(c.args[0])])),
-                        type_comment=None))
+                    uncovered = call_named("trig_uncovered", [copy.deepcopy(c.args[0])])
+                    new_body.append(assign(here, gast.BinOp(name(here), gast.Add(), uncovered)))
                     kernel = _TRIG_KERNELS[id(c.s2s_fn)]
                     c.func = name(kernel)
                     c.s2s_fn = getattr(vecmath, kernel)
             new_body.append(stmt)
-        new_body.append(gast.Assign(targets=[name(count, gast.Store())],
-                                    value=gast.BinOp(name(count), gast.Add(), name(here)), type_comment=None))
+        new_body.append(assign(count, gast.BinOp(name(count), gast.Add(), name(here))))
         loop.body = new_body
         # accumulators start again from their initial values (the statements `acc = 0.0` before the loop)
         resets = [copy.deepcopy(s) for s in body[:at]
                   if isinstance(s, gast.Assign) and isinstance(s.value, gast.Constant)]
-        rerun = gast.If(test=gast.Compare(name(count), [gast.Gt()], [gast.Constant(0, None)]),
-                        body=resets + [rerun_loop], orelse=[])
-        start = gast.Assign(targets=[name(count, gast.Store())], value=gast.Constant(0, None), type_comment=None)
+        rerun = gast.If(test=gast.Compare(name(count), [gast.Gt()], [const(0)]), body=resets + [rerun_loop], orelse=[])
+        start = assign(count, const(0))
         for n in (start, rerun):
             gast.copy_location(n, loop)
         return body[:at] + [start, loop, rerun] + body[at + 1:]
@@ -247,10 +235,6 @@ class _Lower(gast.NodeTransformer):
         return node
 
 
-def _call_named(fname: str, args: list) -> gast.Call:
-    return gast.Call(func=name(fname), args=args, keywords=[])
-
-
 def _as_array(node):
     # Numba reshapes only contiguous arrays: copy first when needed (NumPy's reshape copies then too)
     call = gast.Call(func=gast.Attribute(name("np"), "ascontiguousarray", gast.Load()), args=[node], keywords=[])
@@ -272,8 +256,7 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu"
                 and s.value.slice.lower is None and s.value.slice.upper is None \
                 and _const(s.value.slice.step) == -1:
             reversed_ranges[s.targets[0].id] = copy.deepcopy(ranges[s.value.value.id])
-    taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | set(namespace)
-    return _Lower(ranges, namespace, reversed_ranges, target, taken).visit(fdef)
+    return _Lower(ranges, namespace, reversed_ranges, target, namer_for(fdef, namespace)).visit(fdef)
 
 
 def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> Callable:

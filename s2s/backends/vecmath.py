@@ -196,14 +196,9 @@ def _is_f64(t) -> bool:
 
 
 @numba.njit(inline="always")
-def trig_covered(x):
-    """1 where sin_f64/cos_f64 apply (|x| <= TRIG_MAX, or nan), 0 where np.sin/np.cos must run."""
-    return 0 if abs(x) > TRIG_MAX else 1
-
-
-@numba.njit(inline="always")
 def trig_uncovered(x):
-    return 1 - trig_covered(x)
+    """1 where np.sin/np.cos must run (|x| > TRIG_MAX), 0 where sin_f64/cos_f64 apply (or nan)."""
+    return 1 if abs(x) > TRIG_MAX else 0
 
 
 # Array maps: module-level functions, so that Numba's disk cache keeps them across processes

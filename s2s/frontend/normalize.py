@@ -89,6 +89,11 @@ def const(v: Any) -> gast.Constant:
     return gast.Constant(v, None)
 
 
+def call_named(fname: str, args: list) -> gast.Call:
+    """`fname(*args)`: a call of a helper the generated module binds by name."""
+    return gast.Call(func=name(fname), args=args, keywords=[])
+
+
 def assign(target: str | Any, value: Any, like: Any = None) -> gast.Assign:
     tgt = name(target, gast.Store()) if isinstance(target, str) else target
     node = gast.Assign(targets=[tgt], value=value, type_comment=None)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import assign, const, copy_loc, name
+from ..frontend.normalize import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
 
 
@@ -193,8 +193,8 @@ class Fuser:
         elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + defined)}
         code: list = [copy.deepcopy(s) for s in hoisted]
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
-        code.append(assign(n, _call("fused_size", [args])))
-        loop_body: list = [assign(elem[v], _call("elem", [name(flat[v]), name(i)])) for v in inputs]
+        code.append(assign(n, call_named("fused_size", [args])))
+        loop_body: list = [assign(elem[v], call_named("elem", [name(flat[v]), name(i)])) for v in inputs]
         for s in run_body:
             v = s.targets[0].id
             if v in sums:
@@ -205,10 +205,10 @@ class Fuser:
             loop_body.append(assign(elem[v], value))
         for v in outputs:
             loop_body.append(assign(gast.Subscript(name(out_flat[v]), name(i), gast.Store()), name(elem[v])))
-        fused: list = [assign(flat[v], _call("flat_view", [name(v)])) for v in inputs]
+        fused: list = [assign(flat[v], call_named("flat_view", [name(v)])) for v in inputs]
         for v in outputs:
-            fused.append(assign(v, _call("fused_empty", [copy.deepcopy(args)])))
-            fused.append(assign(out_flat[v], _call("flat_view", [name(v)])))
+            fused.append(assign(v, call_named("fused_empty", [copy.deepcopy(args)])))
+            fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
         for v in sum_outputs:
             fused.append(assign(elem[v], const(0.0)))
         loop = gast.For(target=name(i, gast.Store()), iter=gast.Call(func=name("range"), args=[name(n)], keywords=[]),
@@ -259,10 +259,6 @@ def _scalar_constants(fdef) -> set[str]:
     for a in fdef.args.args:
         stores[a.id] = stores.get(a.id, 0) + 1
     return {v for v in numbers if stores.get(v) == 1}
-
-
-def _call(fname: str, args: list) -> gast.Call:
-    return gast.Call(func=name(fname), args=args, keywords=[])
 
 
 def fuse(fdef: gast.FunctionDef, namespace: dict, namer) -> gast.FunctionDef:
