@@ -145,11 +145,11 @@ def header(description: str, namespace: dict[str, Any], body_source: str, import
             else:   # compiled backends bind their own implementations at load time
                 lines.append(f"# from {modname} (compiled versions, bound at load time): {', '.join(names)}")
             imported |= set(names)
-    backend_helpers: dict[str, list[str]] = {}     # e.g. the Numba kernels of backends/vecmath
+    backend_helpers: dict[str, list[str]] = {}     # e.g. the Numba kernels of backends/vecmath, prange
     for n in sorted(used - imported):
         modname = getattr(namespace.get(n), "__module__", None) or ""
-        if n in namespace and modname.startswith("s2s.") and getattr(namespace[n], "__name__", None) == n:
-            backend_helpers.setdefault(modname, []).append(n)
+        if n in namespace and modname.startswith(("s2s.", "numba.")) and getattr(namespace[n], "__name__", None) == n:
+            backend_helpers.setdefault("numba" if modname.startswith("numba.") else modname, []).append(n)
     for modname, names in backend_helpers.items():
         lines.append(f"# from {modname} (bound at load time): {', '.join(names)}")
         imported |= set(names)
