@@ -589,16 +589,20 @@ def _balign(x, peers, flags):
 
 @overload(rt.batch_size)
 def _batch_size(args, axes, names, axis_size=None):
-    axis_values = [getattr(a, "literal_value", None) if not isinstance(a, types.NoneType) else None
-                   for a in getattr(axes, "types", ())]
-    first = next((i for i, a in enumerate(axis_values) if a is not None), None)
-    if first is None:
+    # the batched positions are those whose axis is not None (a tuple of constants loses its
+    # literal values in Numba's typing: the axes themselves are read at run time)
+    batched = [i for i, a in enumerate(getattr(axes, "types", ())) if not isinstance(a, (types.NoneType, types.Omitted))]
+    if not batched:
         return lambda args, axes, names, axis_size=None: axis_size
-    ax = axis_values[first]
-
-    def impl(args, axes, names, axis_size=None):
-        return args[first].shape[ax]
-    return impl
+    src = "def impl(args, axes, names, axis_size=None):\n"
+    src += "    n = args[%d].shape[axes[%d] %% args[%d].ndim]\n" % (batched[0], batched[0], batched[0])
+    for k in batched[1:]:
+        src += "    if args[%d].shape[axes[%d] %% args[%d].ndim] != n:\n" % (k, k, k)
+        src += "        raise ValueError('vmap: the batched arguments differ in size along their batch axes')\n"
+    src += "    return n\n"
+    glb: dict = {}
+    exec(src, glb)
+    return glb["impl"]
 
 
 @overload(rt.baxis)
@@ -628,6 +632,11 @@ def _bmatmul(a, b, ab, bb):
             return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
         if pa == 1 and pb == 2:
             return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        if pa == 2 and pb == 1:      # per-example matrix @ shared vector: one product of all rows
+            def rows_times_vector(a, b, ab, bb):
+                n, m, k = a.shape
+                return np.dot(np.ascontiguousarray(a).reshape((n * m, k)), np.ascontiguousarray(b)).reshape((n, m))
+            return rows_times_vector
     if fb and not fa:
         if pa == 1 and pb == 1:
             return lambda a, b, ab, bb: np.dot(np.ascontiguousarray(b), np.ascontiguousarray(a))

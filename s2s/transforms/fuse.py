@@ -24,6 +24,7 @@ compiled backends (a Python-level loop would be slow).
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import gast
 import numpy as np
@@ -32,6 +33,21 @@ from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
+
+
+@dataclass
+class FusedRun:
+    """What a fused guard is made of, for later passes (fuse_rows): the `n = fused_size(...)`
+    statement, the loop's count and index names, its inputs with their flat views and
+    per-element names, the outputs it stores, and the loop itself."""
+    size: gast.stmt
+    n: str
+    i: str
+    inputs: list
+    flat: dict
+    elem: dict
+    outputs: list
+    loop: gast.For
 
 
 def _const(node):
@@ -161,6 +177,14 @@ class Fuser:
         # `v = 1.0` (a grad seed, say): assigned before the loop and read as a scalar inside it
         hoisted = [s for s in run if s.targets[0].id in self.scalar_consts]
         run_body = [s for s in run if s.targets[0].id not in self.scalar_consts]
+        parts = self.independent_chains(run_body)
+        if len(parts) > 1:
+            # chains that share no variable get a loop (and a shape guard) each: a per-example
+            # vector and a per-example scalar chain side by side are two shapes, not one loop
+            out = list(hoisted)
+            for part in parts:
+                out += self.emit_run(part, after, fdef)
+            return out
         # worth a loop only if there is arithmetic to fuse
         ops = sum(1 for s in run_body for n in gast.walk(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
         if len(run_body) < 2 or ops < 2:
@@ -221,7 +245,30 @@ class Fuser:
         for c in code + [guard]:
             copy_loc(c, first)
         guard.s2s_section = "fused: one loop over the elements"
+        guard.s2s_fused = FusedRun(size=code[-1], n=n, i=i, inputs=inputs, flat=flat, elem=elem,
+                                   outputs=outputs, loop=loop)
         return code + [guard]
+
+    def independent_chains(self, stmts) -> list[list]:
+        """The statements grouped by the variables they share (read or written), in order."""
+        parent = list(range(len(stmts)))
+
+        def find(k):
+            while parent[k] != k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            return k
+        owner: dict[str, int] = {}
+        for k, st in enumerate(stmts):
+            for v in [st.targets[0].id] + self.value_names(st.value):
+                if v in owner:
+                    parent[find(k)] = find(owner[v])
+                else:
+                    owner[v] = k
+        groups: dict[int, list] = {}
+        for k, st in enumerate(stmts):
+            groups.setdefault(find(k), []).append(st)
+        return list(groups.values())
 
     def _is_global_ref(self, n) -> bool:
         return False

@@ -1,0 +1,60 @@
+"""Two fixes to Numba's on-disk cache for code that several processes compile and load.
+
+s2s relies on `cache=True` (a second process must not recompile), and its tests and users
+run many processes over one cache directory.  Numba 0.68 has two ways to hand such a
+process the wrong machine code, silently:
+
+1. Symbol names.  A compiled function is named `qualname$uid`, with uid counted from 1 in
+   every process; closures of one definition (the two sides of one overload's cotangent)
+   differ only by that uid.  Cached code keeps the names of the process that compiled it,
+   and Numba links dependent functions with ODR linkage: two cached libraries, compiled by
+   two processes, that both define `dot_impl$40(<same types>)` with different code, loaded
+   into a third, both call whichever came first.  (Seen: vmap's per-example cotangent of x
+   computed as that of w.)  Fix: count from a random 48-bit offset in each process.
+2. Concurrent saves.  A new cache entry takes the first free data file name (`f.1.nbc`,
+   `f.2.nbc`, ...) and the index is written before the data: two processes adding
+   different signatures of one function at once pick the same name, and the index can
+   point one signature at the other's code.  Fix: each save writes its data under a
+   random name first, then adds it to the index (an entry lost to a concurrent index
+   write only means a recompile).
+
+Importing this module applies both, once.
+"""
+from __future__ import annotations
+
+import itertools
+import secrets
+
+
+def _unique_symbols_across_processes() -> None:
+    from numba.core import bytecode
+    bytecode.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(48) << 12)
+
+
+def _race_free_saves() -> None:
+    from numba.core import caching
+
+    def save(self, key, data):
+        overloads = self._load_index()
+        data_name = overloads.get(key)
+        if data_name is None:
+            data_name = self._data_name(secrets.randbits(63))    # never another process's file
+        self._save_data(data_name, data)                          # the data first, then the index
+        overloads = self._load_index()
+        if overloads.get(key) != data_name:
+            overloads[key] = data_name
+            self._save_index(overloads)
+
+    caching.IndexDataCacheFile.save = save
+
+
+def apply() -> None:
+    from numba.core import caching
+    if getattr(caching, "_s2s_patched", False):
+        return
+    _unique_symbols_across_processes()
+    _race_free_saves()
+    caching._s2s_patched = True
+
+
+apply()
