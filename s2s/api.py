@@ -189,7 +189,11 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         from .transforms.fuse import fuse
         if opts.get("fuse", True):
             taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | set(nf.namespace)
-            fdef = fuse(fdef, nf.namespace, Namer(taken))     # (no cleanup after: writes go through views)
+            namer = Namer(taken)
+            fdef = fuse(fdef, nf.namespace, namer)     # (no cleanup after: writes go through views)
+            if transform == "vmap" and opts.get("param_facts") is not None:
+                from .transforms.fuse_rows import fuse_rows
+                fdef = fuse_rows(fdef, nf.namespace, namer, opts["param_facts"], opts["in_axes"])
         fdef = numba_cpu.lower(fdef, nf.namespace, opts.get("target", "cpu"))
         nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
     body = emit.to_source(fdef)
@@ -756,8 +760,9 @@ class Jitted:
         """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the
         actual arguments), specialized on them where the transform allows."""
         fun, opts = self.fun, self._options(fuse)
-        if facts is not None and not (self.target != "cuda" and _specializable(
-                fun.fun if isinstance(fun, Batched) else fun)):
+        # facts specialize grad's code; under vmap they also let fuse_rows see each argument's rank
+        if facts is not None and not (self.target != "cuda" and (
+                isinstance(fun, Batched) or _specializable(fun))):
             facts = None
         gen = self._gens.get((nargs, fuse, facts))
         if gen is not None:
@@ -772,7 +777,7 @@ class Jitted:
                 if isinstance(inner.fun, (Transformed, Batched)):
                     raise TransformError("jit of vmap of a nested transform is not supported yet")
                 inner_opts: tuple = (("tapes", "per_variable"),)
-                if facts is not None:     # the inner transform sees one example of each batched argument
+                if facts is not None and _specializable(inner):     # it sees one example of each batched argument
                     inner_opts += (("arg_facts", tuple(f if a is None or f[0] in (None, 0) else (f[0] - 1, f[1])
                                                        for f, a in zip(facts, axes))),)
                 src = _build(source_function(inner.fun), inner.transform, inner.argnums, inner.tuple_out,
@@ -782,7 +787,8 @@ class Jitted:
             else:
                 src = source_function(inner)
             gen = _build(src, "vmap", (), False, False,
-                         (("in_axes", axes), ("out_axes", fun.out_axes), ("axis_size", fun.axis_size)) + opts)
+                         (("in_axes", axes), ("out_axes", fun.out_axes), ("axis_size", fun.axis_size),
+                          ("param_facts", facts)) + opts)
         elif isinstance(fun, Transformed):
             if isinstance(fun.fun, (Transformed, Batched)):
                 raise TransformError(

@@ -619,3 +619,42 @@ def flat_view(x):
 
 def elem(xf, i):
     return xf[i] if isinstance(xf, np.ndarray) else xf
+
+
+# ----- fused rows (compiled backends): a per-example dot product, the elementwise chain that
+# consumes it and the cotangents it feeds, in one pass over the rows (transforms/fuse_rows.py) ---
+def rows_size(a, b, ab, bb, others):
+    """Rows of the per-example dot products bmatmul(a, b, ab, bb) (vectors a, b per example) when
+    every array in `others` has one element per row, else -1 (the unfused code runs)."""
+    batched = [x for x, f in ((a, ab), (b, bb)) if f]
+    if not batched or any(np.ndim(x) != 2 for x in batched) or any(np.ndim(x) != 1 for x, f in ((a, ab), (b, bb)) if not f):
+        return -1
+    n = batched[0].shape[0]
+    if any(x.shape[0] != n for x in batched) or np.shape(a)[-1] != np.shape(b)[-1]:
+        return -1
+    for x in others:
+        if isinstance(x, np.ndarray) and np.shape(x) != (n,):
+            return -1
+    return n
+
+
+def rows_empty(a, b, ab, bb):
+    """Room for the rows' dot products (dtype of a @ b)."""
+    n = (a if ab else b).shape[0]
+    return np.empty(n, dtype=np.result_type(a, b))
+
+
+def rows_outer_empty(a, b, ab, bb):
+    """Room for one vector per row (a per-example cotangent of a or b): float64, as bmatmul_vjp_*."""
+    n = (a if ab else b).shape[0]
+    return np.empty((n, np.shape(a)[-1]))
+
+
+def row_dot(a, b, i, ab, bb):
+    """Row i's dot product: (a[i] if ab else a) . (b[i] if bb else b)."""
+    return np.dot(a[i] if ab else a, b[i] if bb else b)
+
+
+def row_times(out, i, c, v, vb):
+    """out[i] = c * (v[i] if vb else v): row i of a dot product's cotangent."""
+    out[i] = c * (v[i] if vb else v)

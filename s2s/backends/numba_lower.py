@@ -850,3 +850,84 @@ def _elem(xf, i):
     if _is_array(xf):
         return lambda xf, i: xf[i]
     return lambda xf, i: xf
+
+
+# ----- fused rows (transforms/fuse_rows.py) ------------------------------------------------
+def _rows_flags(ab, bb):
+    fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
+    return (None, None) if fa is None or fb is None else (bool(fa), bool(fb))
+
+
+@overload(rt.rows_size)
+def _rows_size(a, b, ab, bb, others):
+    fa, fb = _rows_flags(ab, bb)
+    if fa is None or not (fa or fb) or not (_is_array(a) and _is_array(b)):
+        return None
+    if a.ndim != (2 if fa else 1) or b.ndim != (2 if fb else 1) or \
+            any(_is_array(t) and t.ndim != 1 for t in others.types):
+        return lambda a, b, ab, bb, others: -1     # other ranks: the unfused code runs
+    arrays = [k for k, t in enumerate(others.types) if _is_array(t)]
+    src = "def impl(a, b, ab, bb, others):\n"
+    src += "    n = a.shape[0]\n" if fa else "    n = b.shape[0]\n"
+    if fa and fb:
+        src += "    if b.shape[0] != n:\n        return -1\n"
+    src += "    if a.shape[-1] != b.shape[-1]:\n        return -1\n"
+    for k in arrays:
+        src += "    if others[%d].shape[0] != n:\n        return -1\n" % k
+    src += "    return n\n"
+    glb: dict = {}
+    exec(src, glb)
+    return glb["impl"]
+
+
+@overload(rt.rows_empty)
+def _rows_empty(a, b, ab, bb):
+    fa, fb = _rows_flags(ab, bb)
+    if fa is None or not (_is_array(a) and _is_array(b)):
+        return None
+    dtype = numba.np.numpy_support.from_dtype(np.result_type(numba.np.numpy_support.as_dtype(a.dtype),
+                                                             numba.np.numpy_support.as_dtype(b.dtype)))
+    if fa:
+        return lambda a, b, ab, bb: np.empty(a.shape[0], dtype=dtype)
+    return lambda a, b, ab, bb: np.empty(b.shape[0], dtype=dtype)
+
+
+@overload(rt.rows_outer_empty)
+def _rows_outer_empty(a, b, ab, bb):
+    fa, fb = _rows_flags(ab, bb)
+    if fa is None or not (_is_array(a) and _is_array(b)):
+        return None
+    if fa:
+        return lambda a, b, ab, bb: np.empty((a.shape[0], a.shape[-1]))
+    return lambda a, b, ab, bb: np.empty((b.shape[0], a.shape[-1]))
+
+
+# the dot product may sum in any order (as BLAS does): that is what lets LLVM vectorize it
+@overload(rt.row_dot, jit_options={"fastmath": {"reassoc", "nsz", "contract"}})
+def _row_dot(a, b, i, ab, bb):
+    fa, fb = _rows_flags(ab, bb)
+    if fa is None or not (_is_array(a) and _is_array(b)):
+        return None
+
+    src = ("def impl(a, b, i, ab, bb):\n    s = 0.0\n    for k in range(a.shape[-1]):\n"
+           "        s += %s * %s\n    return s\n" % ("a[i, k]" if fa else "a[k]", "b[i, k]" if fb else "b[k]"))
+    glb: dict = {}
+    exec(src, glb)
+    return glb["impl"]
+
+
+@overload(rt.row_times)
+def _row_times(out, i, c, v, vb):
+    fv = getattr(vb, "literal_value", None)
+    if fv is None or not _is_array(v):
+        return None
+    if fv:
+        def batched(out, i, c, v, vb):
+            for j in range(out.shape[1]):
+                out[i, j] = c * v[i, j]
+        return batched
+
+    def shared(out, i, c, v, vb):
+        for j in range(out.shape[1]):
+            out[i, j] = c * v[j]
+    return shared
