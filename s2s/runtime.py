@@ -609,7 +609,9 @@ def fused_size(arrays):
 
 
 def fused_empty(arrays):
-    first = next(a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0)
+    """Room for a fused loop's output: the shape of the highest-rank input (the loop runs only
+    when every array input has that shape)."""
+    first = max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=np.ndim)
     return np.empty(first.shape)
 
 

@@ -123,6 +123,13 @@ class Fuser:
         visit(node)
         return out
 
+    def unbroadcast_target(self, node) -> str | None:
+        """t in `unbroadcast(g, t)` (the value has t's shape), else None."""
+        if isinstance(node, gast.Call) and self.resolve(node) is rt.unbroadcast and len(node.args) == 2 \
+                and isinstance(node.args[1], gast.Name) and node.args[1].id not in self.scalar_consts:
+            return node.args[1].id
+        return None
+
     def is_full_sum(self, node) -> bool:
         return isinstance(node, gast.Call) and self.resolve(node) is np.sum and len(node.args) == 1 \
             and not node.keywords and isinstance(node.args[0], gast.Name)
@@ -190,6 +197,7 @@ class Fuser:
         if len(run_body) < 2 or ops < 2:
             return run
         defined = [s.targets[0].id for s in run_body]
+        defs = {s.targets[0].id: s.value for s in run_body}
         # values read after the run (or by later iterations of an enclosing loop: be conservative)
         # values read anywhere outside the run (after it, or earlier in an enclosing loop) are kept
         inside = {id(n) for s in run for n in gast.walk(s)}
@@ -231,7 +239,11 @@ class Fuser:
             loop_body.append(assign(gast.Subscript(name(out_flat[v]), name(i), gast.Store()), name(elem[v])))
         fused: list = [assign(flat[v], call_named("flat_view", [name(v)])) for v in inputs]
         for v in outputs:
-            fused.append(assign(v, call_named("fused_empty", [copy.deepcopy(args)])))
+            # unbroadcast(g, t) has t's type in the unfused branch: allocate like t, so both branches
+            # type alike (in the loop t has the loop's shape; a lower-rank t never runs it)
+            like = self.unbroadcast_target(defs[v])
+            shape_of = gast.Tuple([name(like)], gast.Load()) if like is not None else copy.deepcopy(args)
+            fused.append(assign(v, call_named("fused_empty", [shape_of])))
             fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
         for v in sum_outputs:
             fused.append(assign(elem[v], const(0.0)))
