@@ -297,4 +297,3 @@ def _quiet_contiguity_warnings() -> None:
 
 
 _quiet_contiguity_warnings()
-

@@ -35,6 +35,14 @@ def _is_none(t) -> bool:
     return t is None or isinstance(t, (types.NoneType, types.Omitted)) and getattr(t, "value", None) is None
 
 
+def _impl_from_source(src: str):
+    """The function `impl` defined by `src`: for implementations whose statements depend on the
+    argument types (one check per tuple element, one index form per layout)."""
+    glb: dict = {}
+    exec(src, glb)
+    return glb["impl"]
+
+
 def _scalarish(t) -> bool:
     return isinstance(t, (types.Number, types.Boolean)) or (_is_array(t) and t.ndim == 0)
 
@@ -613,9 +621,7 @@ def _batch_size(args, axes, names, axis_size=None):
         src += "    if args[%d].shape[axes[%d] %% args[%d].ndim] != n:\n" % (k, k, k)
         src += "        raise ValueError('vmap: the batched arguments differ in size along their batch axes')\n"
     src += "    return n\n"
-    glb: dict = {}
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src)
 
 
 @overload(rt.baxis)
@@ -833,9 +839,7 @@ def _fused_size(arrays):
     for k in rest:
         src += "    if arrays[%d].shape != s:\n        return -1\n" % k
     src += "    return arrays[%d].size\n" % first
-    glb: dict = {}
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src)
 
 
 @overload(rt.fused_empty)
@@ -889,9 +893,7 @@ def _rows_size(a, b, ab, bb, others):
     for k in arrays:
         src += "    if others[%d].shape[0] != n:\n        return -1\n" % k
     src += "    return n\n"
-    glb: dict = {}
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src)
 
 
 @overload(rt.rows_empty)
@@ -925,9 +927,7 @@ def _row_dot(a, b, i, ab, bb):
 
     src = ("def impl(a, b, i, ab, bb):\n    s = 0.0\n    for k in range(a.shape[-1]):\n"
            "        s += %s * %s\n    return s\n" % ("a[i, k]" if fa else "a[k]", "b[i, k]" if fb else "b[k]"))
-    glb: dict = {}
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src)
 
 
 @overload(rt.row_times)

@@ -39,7 +39,7 @@ from ..rules.batch_rules import batch_kind
 class FusedRun:
     """What a fused guard is made of, for later passes (fuse_rows): the `n = fused_size(...)`
     statement, the loop's count and index names, its inputs with their flat views and
-    per-element names, the outputs it stores, and the loop itself."""
+    per-element names, and the outputs it stores."""
     size: gast.stmt
     n: str
     i: str
@@ -47,7 +47,6 @@ class FusedRun:
     flat: dict
     elem: dict
     outputs: list
-    loop: gast.For
 
 
 def _const(node):
@@ -258,7 +257,7 @@ class Fuser:
             copy_loc(c, first)
         guard.s2s_section = "fused: one loop over the elements"
         guard.s2s_fused = FusedRun(size=code[-1], n=n, i=i, inputs=inputs, flat=flat, elem=elem,
-                                   outputs=outputs, loop=loop)
+                                   outputs=outputs)
         return code + [guard]
 
     def independent_chains(self, stmts) -> list[list]:
@@ -281,9 +280,6 @@ class Fuser:
         for k, st in enumerate(stmts):
             groups.setdefault(find(k), []).append(st)
         return list(groups.values())
-
-    def _is_global_ref(self, n) -> bool:
-        return False
 
     def scalar_expr(self, node, elem):
         """The per-element form of an elementwise expression."""

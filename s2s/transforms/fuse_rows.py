@@ -37,7 +37,7 @@ import gast
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import assign, call_named, const, copy_loc, name
+from ..frontend.normalize import assign, assigned_names, call_named, const, copy_loc, name, names_in
 
 _VJPS = {id(rt.bmatmul_vjp_a): "a", id(rt.bmatmul_vjp_b): "b"}
 
@@ -52,14 +52,6 @@ def _store_counts(fdef) -> dict[str, int]:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
-
-
-def _writes(stmt) -> set[str]:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-def _reads(stmt) -> set[str]:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store)}
 
 
 def _writes_memory(stmt) -> bool:
@@ -144,7 +136,7 @@ class RowFuser:
                     continue
                 dot = self.dot_of(body[at], v)
                 between = [s for s in body[at + 1:k] if s is not run.size]
-                if any(v in _reads(s) or _writes(s) & set(dot[:2]) or _writes_memory(s) for s in between):
+                if any(v in names_in(s) or assigned_names([s]) & set(dot[:2]) or _writes_memory(s) for s in between):
                     continue
                 consumers = []
                 for j in range(k + 1, len(body)):
@@ -153,7 +145,7 @@ class RowFuser:
                     if side is not None:
                         consumers.append((s, side))
                         continue
-                    if _writes(s) & (set(dot[:2]) | set(run.outputs)) or _writes_memory(s):
+                    if assigned_names([s]) & (set(dot[:2]) | set(run.outputs)) or _writes_memory(s):
                         break
                 if not consumers:
                     continue
