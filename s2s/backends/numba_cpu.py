@@ -27,7 +27,7 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import Namer, assign, call_named, const, name, namer_for
-from . import numba_cache, numba_lower, vecmath  # noqa: F401 - importing registers the Numba overloads
+from . import memory, numba_cache, numba_lower, vecmath  # noqa: F401 - importing registers the Numba overloads
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
                id(np.min): "reduce_min", id(np.amin): "reduce_min", id(np.prod): "reduce_prod",
@@ -297,3 +297,4 @@ def _quiet_contiguity_warnings() -> None:
 
 
 _quiet_contiguity_warnings()
+memory.keep_freed_memory()
