@@ -117,12 +117,10 @@ class _Lower(gast.NodeTransformer):
             # (np.exp of one number: libm 0.49 ms vs the kernel 0.55 ms on case 3), the kernels
             # pay off where a loop vectorizes over elements
             self.scalar_math += 1
-            node.body = self.visit_block(node.body)
+            body = self.visit_block(node.body)
             self.scalar_math -= 1
+            node.body = self.fused_loop(body)      # prange under target="parallel" (no sin/cos kernels here)
             node.orelse = self.visit_block(node.orelse)
-            loop = next((s for s in node.body if isinstance(s, gast.For)), None)
-            if loop is not None and self.target == "parallel":
-                loop.iter.func = name("prange")
             return node
         self.generic_visit(node)
         if section.startswith("fused"):

@@ -131,10 +131,9 @@ class RowFuser:
             for v in run.inputs:
                 if self.stores.get(v) != 1:
                     continue
-                at = next((j for j in range(k) if self.dot_of(body[j], v)), None)
-                if at is None:
+                at, dot = next(((j, d) for j in range(k) if (d := self.dot_of(body[j], v))), (None, None))
+                if dot is None:
                     continue
-                dot = self.dot_of(body[at], v)
                 between = [s for s in body[at + 1:k] if s is not run.size]
                 if any(v in names_in(s) or assigned_names([s]) & set(dot[:2]) or _writes_memory(s) for s in between):
                     continue
