@@ -930,7 +930,7 @@ def _row_dot(a, b, i, ab, bb):
     return _impl_from_source(src)
 
 
-@overload(rt.row_times)
+@overload(rt.row_times, inline="always")
 def _row_times(out, i, c, v, vb):
     fv = getattr(vb, "literal_value", None)
     if fv is None or not _is_array(v):
