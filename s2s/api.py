@@ -190,7 +190,12 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         if opts.get("fuse", True):
             taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | set(nf.namespace)
             namer = Namer(taken)
-            fdef = fuse(fdef, nf.namespace, namer)     # (no cleanup after: writes go through views)
+            ranks = None
+            if opts.get("arg_facts") is not None:     # known ranks let a broadcast operand fuse too
+                from .optimize.specialize import infer_facts
+                env = infer_facts(fdef, dict(zip(nf.params, opts["arg_facts"])), nf.namespace).env
+                ranks = {v: f[0] for v, f in env.items() if isinstance(f[0], int)}
+            fdef = fuse(fdef, nf.namespace, namer, ranks)     # (no cleanup after: writes go through views)
             if transform == "vmap" and opts.get("param_facts") is not None:
                 from .transforms.fuse_rows import fuse_rows
                 fdef = fuse_rows(fdef, nf.namespace, namer, opts["param_facts"], opts["in_axes"])

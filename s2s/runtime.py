@@ -615,6 +615,34 @@ def fused_empty(arrays):
     return np.empty(first.shape)
 
 
+def fused_grid(full, trail):
+    """(rows, cols) of a two-deep fused loop: every array in `full` has one shape, every array in
+    `trail` has that shape's trailing part (cols elements, broadcast along rows), and there is at
+    least one element; (-1, 0) otherwise (then the unfused code runs)."""
+    arrays = [a for a in full + trail if isinstance(a, np.ndarray)]
+    if not full or any(a.ndim == 0 for a in arrays):
+        return -1, 0
+    shape = np.shape(full[0])
+    if any(np.shape(a) != shape for a in full) or not all(isinstance(a, np.ndarray) for a in full):
+        return -1, 0
+    tail = {np.shape(a) for a in trail if isinstance(a, np.ndarray)}
+    if len(tail) != 1:
+        return -1, 0
+    t = tail.pop()
+    if len(t) >= len(shape) or shape[len(shape) - len(t):] != t:
+        return -1, 0
+    if int(np.prod(shape)) == 0:      # nothing to loop over: the unfused code gives the empty results
+        return -1, 0
+    cols = int(np.prod(t))
+    return int(np.prod(shape)) // cols, cols
+
+
+def fused_zeros(arrays):
+    """A fused loop's accumulator, zeros of the highest-rank input's shape."""
+    first = max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=np.ndim)
+    return np.zeros(first.shape)
+
+
 def flat_view(x):
     return np.ravel(x) if isinstance(x, np.ndarray) else x
 

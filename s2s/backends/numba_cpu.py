@@ -141,8 +141,9 @@ class _Lower(gast.NodeTransformer):
         if at is None:
             return body
         loop = body[at]
-        if self.target == "parallel":
+        if self.target == "parallel" and not getattr(loop, "s2s_rows_accumulate", False):
             loop.iter.func = name("prange")
+        work = getattr(loop, "s2s_inner", loop)     # a two-deep loop's per-element body is the inner one
         trig = [c for c in gast.walk(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
         if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
             return body
@@ -150,7 +151,7 @@ class _Lower(gast.NodeTransformer):
         count = self.namer.fresh("n_uncovered")
         here = self.namer.fresh("uncovered")   # per element, so that `count` is a single (prange) reduction
         new_body = [assign(here, const(0))]
-        for stmt in loop.body:
+        for stmt in work.body:
             for c in gast.walk(stmt):
                 if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS:
                     uncovered = call_named("trig_uncovered", [copy.deepcopy(c.args[0])])
@@ -160,10 +161,15 @@ class _Lower(gast.NodeTransformer):
                     c.s2s_fn = getattr(vecmath, kernel)
             new_body.append(stmt)
         new_body.append(assign(count, gast.BinOp(name(count), gast.Add(), name(here))))
-        loop.body = new_body
+        work.body = new_body
         # accumulators start again from their initial values (the statements `acc = 0.0` before the loop)
         resets = [copy.deepcopy(s) for s in body[:at]
                   if isinstance(s, gast.Assign) and isinstance(s.value, gast.Constant)]
+        # and so do the sums over rows of a two-deep loop (arrays from fused_zeros)
+        resets += [gast.Expr(gast.Call(func=gast.Attribute(name(s.targets[0].id), "fill", gast.Load()),
+                                       args=[const(0.0)], keywords=[]))
+                   for s in body[:at] if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+                   and isinstance(s.value.func, gast.Name) and s.value.func.id == "fused_zeros"]
         rerun = gast.If(test=gast.Compare(name(count), [gast.Gt()], [const(0)]), body=resets + [rerun_loop], orelse=[])
         start = assign(count, const(0))
         for n in (start, rerun):

@@ -852,6 +852,37 @@ def _fused_empty(arrays):
     return lambda arrays: np.empty(arrays[first].shape)
 
 
+@overload(rt.fused_grid)
+def _fused_grid(full, trail):
+    fpos, tpos = _array_positions(full), _array_positions(trail)
+    zero_d = any(_is_array(t) and t.ndim == 0 for t in tuple(full.types) + tuple(trail.types))
+    if zero_d or len(fpos) != len(full.types) or not tpos:
+        return lambda full, trail: (-1, 0)
+    ranks = {full.types[k].ndim for k in fpos}
+    tranks = {trail.types[k].ndim for k in tpos}
+    if len(ranks) != 1 or len(tranks) != 1 or tranks.pop() >= next(iter(ranks)):
+        return lambda full, trail: (-1, 0)
+    skip = full.types[fpos[0]].ndim - trail.types[tpos[0]].ndim
+    src = "def impl(full, trail):\n    s = full[0].shape\n"
+    for k in fpos[1:]:
+        src += "    if full[%d].shape != s:\n        return -1, 0\n" % k
+    for k in tpos:
+        src += "    if trail[%d].shape != s[%d:]:\n        return -1, 0\n" % (k, skip)
+    # no elements: the unfused code (a broadcast operand's outputs would not be written)
+    src += ("    cols = trail[%d].size\n    if full[0].size == 0:\n        return -1, 0\n"
+            "    return full[0].size // cols, cols\n" % tpos[0])
+    return _impl_from_source(src)
+
+
+@overload(rt.fused_zeros)
+def _fused_zeros(arrays):
+    pos = _array_positions(arrays)
+    if not pos:
+        return None
+    first = max(pos, key=lambda k: arrays.types[k].ndim)
+    return lambda arrays: np.zeros(arrays[first].shape)
+
+
 @overload(rt.flat_view, inline="always")
 def _flat_view(x):
     if _is_array(x) and x.layout == "C":

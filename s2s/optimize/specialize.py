@@ -267,6 +267,20 @@ class _Facts:
             if BOTTOM in args:
                 return BOTTOM
             return (t[0], g[1]) if t[0] not in (None, "shape") and g[0] not in (None, "shape") else UNKNOWN
+        if fn in (rt.matmul_vjp_a, rt.matmul_vjp_b) and len(args) == 3:   # the cotangent has its primal's rank
+            g, side = args[0], args[1 if fn is rt.matmul_vjp_a else 2]
+            if BOTTOM in (g, side):
+                return BOTTOM
+            if side[0] in (None, "shape") or side[0] < 1:
+                return UNKNOWN
+            return (side[0], "f" if g[1] in _REAL and side[1] in _REAL else None)
+        if fn in (rt.expand_reduced, rt.extremum_weights) and len(args) >= 2:   # the shape of the unreduced value
+            like = args[1] if fn is rt.expand_reduced else args[0]
+            if BOTTOM in args[:2]:
+                return BOTTOM
+            if like[0] in (None, "shape"):
+                return UNKNOWN
+            return (like[0], "f" if fn is rt.extremum_weights else args[0][1] if args[0][1] in ("f", "c") else None)
         if fn in (rt.restore, ) and len(args) == 2:
             return args[1]
         if fn in (rt.copy_value, rt.zeros_like) and len(args) == 1 and not node.keywords:
@@ -276,8 +290,13 @@ class _Facts:
             return (f[0], "f" if f[1] in ("b", "i", "f") else "r" if f[1] == "r" else None)
         if fn is rt.seed_cotangent:
             return (0, "f")
+        if fn is rt.reduced_size:
+            return (0, "i")
+        if fn in (ophelpers.tie_share, ophelpers.nan_max_share, rt.tie_weight) and len(args) == 2:
+            fact = self.elementwise(args)     # weights of the broadcast shape
+            return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], "f")
         if node.keywords:
-            return UNKNOWN
+            return self.reduction_with_keywords(fn, node, args)
         if isinstance(fn, np.ufunc) and len(args) == fn.nin:
             fact = self.elementwise(args)
             return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], _result_kind(fn, tuple(a[1] for a in args)))
@@ -300,6 +319,23 @@ class _Facts:
                 all(a[0] == 0 and a[1] in _REAL for a in args):
             return (0, "i" if fn in (math.floor, math.ceil, math.trunc) else "f")
         return UNKNOWN
+
+
+    def reduction_with_keywords(self, fn, node, args):
+        """np.sum(x, axis=k, keepdims=...) with constant keywords: the rank (the kind as without them)."""
+        kw = {k.arg: k.value for k in node.keywords}
+        if id(fn) not in _REDUCTIONS or fn is np.mean or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
+                not all(isinstance(v, gast.Constant) for v in kw.values()):
+            return UNKNOWN
+        f = args[0]
+        if f == BOTTOM or f[0] in (None, "shape"):
+            return f if f == BOTTOM else UNKNOWN
+        axis = kw["axis"].value if "axis" in kw else None
+        keep = kw["keepdims"].value if "keepdims" in kw else False
+        if not isinstance(keep, bool) or not (axis is None or (isinstance(axis, int) and -f[0] <= axis < f[0])):
+            return UNKNOWN
+        kind = "i" if f[1] == "b" and fn in (np.sum, np.prod) else f[1] if f[1] in _REAL else None
+        return (f[0] if keep else 0 if axis is None else f[0] - 1, kind)
 
 
 class _Rewrite(gast.NodeTransformer):

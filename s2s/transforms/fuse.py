@@ -15,7 +15,21 @@ agree: `unbroadcast`, `expand_reduced` of a full reduction, and vmap's
     else:
         <the original statements>         # broadcasting: the unfused code
 
-so results never depend on fusion.  A grad seed of a full sum is the constant
+so results never depend on fusion.  When the argument types are known (jit specializes on
+them) and the run mixes one array shape with a lower-rank one that broadcasts along the
+trailing axes (a bias `h = np.tanh(X @ W + b)` and its cotangent `db = unbroadcast(dt, b)`),
+the loop is two deep instead:
+
+    rows, cols = fused_grid((t,), (b,))   # -1 unless b's shape is t's trailing shape
+    if rows >= 0:
+        db = fused_zeros((b,))            # the cotangent of the broadcast operand accumulates
+        for r in range(rows):
+            for c in range(cols):
+                i = r * cols + c          # t's element; b's is c
+    else:
+        <the original statements>
+
+A grad seed of a full sum is the constant
 1.0, which lets the forward sum die and the whole gradient fuse into one loop.
 Names bound once to a number (such a seed) are assigned before the guard and
 read as scalars in the loop, not stored as arrays.  The pass runs for
@@ -54,9 +68,10 @@ def _const(node):
 
 
 class Fuser:
-    def __init__(self, namespace, namer):
+    def __init__(self, namespace, namer, ranks: dict[str, int] | None = None):
         self.resolve = lambda call: resolve_call(call, namespace)
         self.namer = namer
+        self.ranks = ranks or {}       # known ranks of variables (jit specializes on argument types)
         self.fused = 0
         self.scalar_consts: set[str] = set()   # names bound once, to a number: scalars, not fused arrays
 
@@ -216,6 +231,11 @@ class Fuser:
         sum_outputs = [v for v in dict.fromkeys(defined) if v in sums]
         if not inputs:
             return run
+        grid = self.trailing_broadcast(run_body, inputs, sums, outputs)
+        if grid is not None:
+            return self.emit_grid(run, run_body, hoisted, inputs, outputs, sum_outputs, sums, defs, *grid)
+        if len({self.ranks.get(v) for v in inputs} - {0}) > 1 and all(v in self.ranks for v in inputs):
+            return run         # known to be two shapes: the flat loop could never run
         self.fused += 1
         n = self.namer.fresh("n")
         i = self.namer.fresh("i")
@@ -241,7 +261,7 @@ class Fuser:
             # unbroadcast(g, t) has t's type in the unfused branch: allocate like t, so both branches
             # type alike (in the loop t has the loop's shape; a lower-rank t never runs it)
             like = self.unbroadcast_target(defs[v])
-            shape_of = gast.Tuple([name(like)], gast.Load()) if like is not None else copy.deepcopy(args)
+            shape_of = gast.Tuple([name(like)], gast.Load()) if like in inputs else copy.deepcopy(args)
             fused.append(assign(v, call_named("fused_empty", [shape_of])))
             fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
         for v in sum_outputs:
@@ -258,6 +278,127 @@ class Fuser:
         guard.s2s_section = "fused: one loop over the elements"
         guard.s2s_fused = FusedRun(size=code[-1], n=n, i=i, inputs=inputs, flat=flat, elem=elem,
                                    outputs=outputs)
+        return code + [guard]
+
+    # ----- a lower-rank operand broadcast along the trailing axes: a two-deep loop --------
+    def trailing_broadcast(self, run_body, inputs, sums, outputs):
+        """(class of each variable, the outputs that sum over rows) when every input's rank is
+        known and the array inputs have two ranks, the lower one broadcast along the trailing
+        axes ("full", "trail"; numbers are "scalar"); None when a flat loop (one rank) or the
+        unfused code (anything else) is the right answer."""
+        if not self.ranks or any(v not in self.ranks for v in inputs):
+            return None
+        full_rank = max(self.ranks[v] for v in inputs)
+        if len({self.ranks[v] for v in inputs if 0 < self.ranks[v] < full_rank}) != 1:
+            return None
+        if any(isinstance(n, gast.Call) and self.resolve(n) is rt.balign
+               for s in run_body for n in gast.walk(s.value)):
+            return None
+        cls = {v: "full" if self.ranks[v] == full_rank else "trail" if self.ranks[v] > 0 else "scalar"
+               for v in inputs}
+        reduces: set[str] = set()
+        order = {"scalar": 0, "trail": 1, "full": 2}
+
+        def class_of(node):
+            """"full", "trail" or "scalar": the shape of node's value; "rows": a sum over the
+            rows (a cotangent `unbroadcast(g, b)` of a full g, or such sums added); None:
+            anything else that involves such a sum (it is complete only after the loop)."""
+            if isinstance(node, gast.Name):
+                return "rows" if node.id in reduces else cls.get(node.id, "scalar")
+            if isinstance(node, gast.Constant):
+                return "scalar"
+            like = self.unbroadcast_target(node)
+            if like is not None:
+                into, of = cls.get(like, "scalar"), class_of(node.args[0])
+                return "rows" if (into, of) == ("trail", "full") else into if into == of else None
+            if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+                sides = {class_of(node.left), class_of(node.right)}
+                if "rows" in sides:
+                    return "rows" if sides == {"rows"} else None
+            if isinstance(node, gast.Call):
+                parts = [class_of(a) for a in node.args]
+            else:
+                parts = [class_of(c) for c in gast.iter_child_nodes(node)
+                         if isinstance(c, gast.expr) and not isinstance(c, gast.expr_context)]
+            if None in parts or "rows" in parts:
+                return None
+            return max(parts, key=order.__getitem__, default="scalar")
+        assigned: dict[str, list[bool]] = {}
+        for s in run_body:
+            v = s.targets[0].id
+            if v in sums:
+                if class_of(s.value.args[0]) != "full":   # a broadcast operand would count once per row
+                    return None
+                kind = "scalar"
+            else:
+                kind = class_of(s.value)
+            if kind is None:
+                return None
+            assigned.setdefault(v, []).append(kind == "rows")
+            if kind == "rows":
+                reduces.add(v)                # summed over the rows into the broadcast operand's shape
+                kind = "trail"
+            cls[v] = kind
+        if any(v in reduces and not all(flags) for v, flags in assigned.items()):
+            return None
+        if any(cls[v] == "scalar" for v in outputs):
+            return None
+        return cls, reduces
+
+    def emit_grid(self, run, run_body, hoisted, inputs, outputs, sum_outputs, sums, defs, cls, reduces) -> list:
+        self.fused += 1
+        rows, cols = self.namer.fresh("rows"), self.namer.fresh("cols")
+        r, c, i = self.namer.fresh("r"), self.namer.fresh("c"), self.namer.fresh("i")
+        flat = {v: self.namer.fresh(v + "_flat") for v in inputs}
+        out_flat = {v: self.namer.fresh(v + "_out") for v in outputs}
+        elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + [s.targets[0].id for s in run_body])}
+        full = [v for v in inputs if cls[v] == "full"]
+        trail = [v for v in inputs if cls[v] == "trail"]
+        tup = lambda vs: gast.Tuple([name(v) for v in vs], gast.Load())
+        code: list = [copy.deepcopy(s) for s in hoisted]
+        code.append(assign(gast.Tuple([name(rows, gast.Store()), name(cols, gast.Store())], gast.Store()),
+                           call_named("fused_grid", [tup(full), tup(trail)])))
+        at = lambda v: name(c if cls[v] == "trail" else i)
+        inner: list = [assign(i, gast.BinOp(gast.BinOp(name(r), gast.Mult(), name(cols)), gast.Add(), name(c)))]
+        inner += [assign(elem[v], call_named("elem", [name(flat[v]), at(v)])) for v in inputs]
+        for s in run_body:
+            v = s.targets[0].id
+            if v in sums:
+                inner.append(assign(elem[v], gast.BinOp(name(elem[v]), gast.Add(), name(elem[s.value.args[0].id]))))
+            else:
+                inner.append(assign(elem[v], self.scalar_expr(copy.deepcopy(s.value), elem)))
+        for v in outputs:
+            target = gast.Subscript(name(out_flat[v]), at(v), gast.Store())
+            value = name(elem[v])
+            if v in reduces:
+                value = gast.BinOp(gast.Subscript(name(out_flat[v]), name(c), gast.Load()), gast.Add(), value)
+            inner.append(assign(target, value))
+        fused: list = [assign(flat[v], call_named("flat_view", [name(v)])) for v in inputs]
+        for v in outputs:
+            # typed as the unfused branch types it: like unbroadcast's target, else like the broadcast
+            # result of the inputs of its class
+            like = self.unbroadcast_target(defs[v])
+            if like is not None and like in inputs:
+                shape_of = tup([like])
+            else:       # (a value computed in the loop has no array before it)
+                shape_of = tup(full if cls[v] == "full" else trail)
+            fused.append(assign(v, call_named("fused_zeros" if v in reduces else "fused_empty", [shape_of])))
+            fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
+        for v in sum_outputs:
+            fused.append(assign(elem[v], const(0.0)))
+        rng = lambda n: gast.Call(func=name("range"), args=[name(n)], keywords=[])
+        inner_loop = gast.For(target=name(c, gast.Store()), iter=rng(cols), body=inner, orelse=[], type_comment=None)
+        outer_loop = gast.For(target=name(r, gast.Store()), iter=rng(rows), body=[inner_loop], orelse=[],
+                              type_comment=None)
+        outer_loop.s2s_inner = inner_loop          # the lowering's per-element rewrites go there
+        outer_loop.s2s_rows_accumulate = bool(reduces)   # rows write one sum: no prange over them
+        fused.append(outer_loop)
+        for v in sum_outputs:
+            fused.append(assign(v, name(elem[v])))
+        guard = gast.If(test=gast.Compare(name(rows), [gast.GtE()], [const(0)]), body=fused, orelse=run)
+        for node in code + [guard]:
+            copy_loc(node, run[0])
+        guard.s2s_section = "fused: one loop over the rows and the broadcast operand's elements"
         return code + [guard]
 
     def independent_chains(self, stmts) -> list[list]:
@@ -316,5 +457,5 @@ def _scalar_constants(fdef) -> set[str]:
     return {v for v in numbers if stores.get(v) == 1}
 
 
-def fuse(fdef: gast.FunctionDef, namespace: dict, namer) -> gast.FunctionDef:
-    return Fuser(namespace, namer).run(fdef)
+def fuse(fdef: gast.FunctionDef, namespace: dict, namer, ranks: dict[str, int] | None = None) -> gast.FunctionDef:
+    return Fuser(namespace, namer, ranks).run(fdef)
