@@ -169,9 +169,11 @@ class Impl:
     time: float | None = None              # seconds per call (scaled)
     raw: float | None = None               # seconds per call as measured
     note: str = ""
+    call: Callable[[], Any] | None = None  # the timed zero-argument call (after the agreement check)
 
 
 ROUNDS = 1                                 # --rounds
+PAIRED_SECONDS = 4.0                       # per paired ratio (--quick: 0.5)
 FAILURES: list[tuple[str, str]] = []       # (case: implementation, full error text) of calls that raised
 DISAGREEMENTS: list[str] = []
 
@@ -199,6 +201,7 @@ def run_case(title: str, impls: list[Impl], base_key: str = "numba") -> dict[str
             DISAGREEMENTS.append(f"{title.split(':')[0]}: {im.name}: {d}")
             continue
         runnable.append((im, call, first))
+        im.call = call
     ok = all(not im.note.startswith("DISAGREES") for im in impls)
     print(f"agreement check {'passed' if ok else 'FAILED'}: {len(runnable)} implementations agree with the "
           f"hand-written NumPy gradient (rtol {RTOL:g})"
@@ -233,6 +236,28 @@ def ratio(by_key: dict[str, Impl], num: str, den: str) -> str:
                    for im in (a, b) if im is not None and im.time is None]
         return "n/a (" + "; ".join(missing) + ", see the table)"
     return f"{a.time / b.time:.2f}"
+
+
+def paired_ratio(by_key: dict[str, Impl], num: str, den: str) -> str:
+    """The two calls alternated (num, den, num, den, ...) for about PAIRED_SECONDS: the median of the
+    per-pair time ratios. Load on a shared host drifts over seconds; the best-ofs above are
+    taken seconds apart, a pair a few milliseconds apart, so drift cancels in each pair."""
+    a, b = by_key.get(num), by_key.get(den)
+    if a is None or b is None or a.call is None or b.call is None or a.raw is None or b.raw is None:
+        return "n/a"
+    pairs = max(11, min(2000, int(PAIRED_SECONDS / (a.raw + b.raw))))
+    clock = timeit.default_timer
+    ratios = []
+    for _ in range(pairs):
+        t0 = clock()
+        a.call()
+        t1 = clock()
+        b.call()
+        t2 = clock()
+        ratios.append((t1 - t0) / (t2 - t1))
+    ratios.sort()
+    q = lambda f: ratios[min(len(ratios) - 1, int(f * len(ratios)))]
+    return f"{statistics.median(ratios):.2f} (quartiles {q(0.25):.2f}-{q(0.75):.2f}, {pairs} pairs)"
 
 
 def s2s_impl(name, key, make, ref, **kw) -> Impl:
@@ -270,6 +295,7 @@ def case1(rng, quick):
     print(f"case 1 ratio: s2s jit(grad) / hand-written Numba = {ratio(by, 's2s_jit', 'numba')}; "
           f"s2s jit(grad) / JAX = {ratio(by, 's2s_jit', 'jax')}; "
           f"s2s grad / hand-written NumPy = {ratio(by, 's2s', 'numpy')}")
+    print(f"case 1 paired: s2s jit(grad) / JAX = {paired_ratio(by, 's2s_jit', 'jax')}")
 
 
 def case2(rng, quick):
@@ -377,6 +403,7 @@ def case3(rng, quick):
           f"s2s vmap(grad) / hand-written Numba = {ratio(by, 's2s', 'numba')}; "
           f"s2s vmap(grad) / hand-written NumPy = {ratio(by, 's2s', 'numpy')}; "
           f"s2s vmap(grad) / JAX = {ratio(by, 's2s', 'jax')}")
+    print(f"case 3 paired: s2s jit(vmap(grad)) / JAX = {paired_ratio(by, 's2s_jit', 'jax')}")
 
 
 def case4(rng, quick):
@@ -421,6 +448,8 @@ def case4(rng, quick):
           f"s2s jit(grad) of the 4-array version / hand-written Numba = {ratio(by, 's2s_jit_flat', 'numba')}; "
           f"s2s grad / JAX = {ratio(by, 's2s', 'jax')}; s2s jit(grad) / JAX = {ratio(by, 's2s_jit', 'jax')}; "
           f"s2s jit(grad) of the 4-array version / JAX = {ratio(by, 's2s_jit_flat', 'jax')}")
+    print(f"case 4 paired: s2s jit(grad) / JAX = {paired_ratio(by, 's2s_jit', 'jax')}; "
+          f"4-array version / JAX = {paired_ratio(by, 's2s_jit_flat', 'jax')}")
 
 
 CHILD = r"""
@@ -584,8 +613,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.rounds < 1:
         ap.error("--rounds takes a positive number")
-    global ROUNDS
+    global ROUNDS, PAIRED_SECONDS
     ROUNDS = args.rounds
+    PAIRED_SECONDS = 0.5 if args.quick else PAIRED_SECONDS
     try:
         chosen = [int(c) for c in args.cases.split(",") if c.strip()]
     except ValueError:
