@@ -239,7 +239,7 @@ def ratio(by_key: dict[str, Impl], num: str, den: str) -> str:
 
 
 def paired_ratio(by_key: dict[str, Impl], num: str, den: str) -> str:
-    """The two calls alternated (num, den, num, den, ...) for about PAIRED_SECONDS: the median of the
+    """The two calls alternated (num den, den num, num den, ...) for about PAIRED_SECONDS: the median of the
     per-pair time ratios. Load on a shared host drifts over seconds; the best-ofs above are
     taken seconds apart, a pair a few milliseconds apart, so drift cancels in each pair."""
     a, b = by_key.get(num), by_key.get(den)
@@ -247,14 +247,19 @@ def paired_ratio(by_key: dict[str, Impl], num: str, den: str) -> str:
         return "n/a"
     pairs = max(11, min(2000, int(PAIRED_SECONDS / (a.raw + b.raw))))
     clock = timeit.default_timer
-    ratios = []
-    for _ in range(pairs):
-        t0 = clock()
+    for _ in range(max(2, pairs // 4)):   # warm-up: the rows timed before left their own memory state
         a.call()
-        t1 = clock()
         b.call()
+    ratios = []
+    for k in range(pairs):
+        # the order alternates: the second call of a pair runs in the memory state the first left
+        first, second = (a.call, b.call) if k % 2 == 0 else (b.call, a.call)
+        t0 = clock()
+        first()
+        t1 = clock()
+        second()
         t2 = clock()
-        ratios.append((t1 - t0) / (t2 - t1))
+        ratios.append((t1 - t0) / (t2 - t1) if k % 2 == 0 else (t2 - t1) / (t1 - t0))
     ratios.sort()
     q = lambda f: ratios[min(len(ratios) - 1, int(f * len(ratios)))]
     return f"{statistics.median(ratios):.2f} (quartiles {q(0.25):.2f}-{q(0.75):.2f}, {pairs} pairs)"
@@ -448,8 +453,9 @@ def case4(rng, quick):
           f"s2s jit(grad) of the 4-array version / hand-written Numba = {ratio(by, 's2s_jit_flat', 'numba')}; "
           f"s2s grad / JAX = {ratio(by, 's2s', 'jax')}; s2s jit(grad) / JAX = {ratio(by, 's2s_jit', 'jax')}; "
           f"s2s jit(grad) of the 4-array version / JAX = {ratio(by, 's2s_jit_flat', 'jax')}")
+    flat = paired_ratio(by, 's2s_jit_flat', 'jax')
     print(f"case 4 paired: s2s jit(grad) / JAX = {paired_ratio(by, 's2s_jit', 'jax')}; "
-          f"4-array version / JAX = {paired_ratio(by, 's2s_jit_flat', 'jax')}")
+          f"4-array version / JAX = {flat}")
 
 
 CHILD = r"""
