@@ -8,6 +8,9 @@ unfused branch. Results are checked against the unjitted gradient and finite dif
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -15,6 +18,9 @@ import pytest
 import s2s
 from s2s import runtime as rt
 from s2s.backends import numba_lower  # noqa: F401  (registers the compiled helpers)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fd import numeric_grad  # noqa: E402
 
 
 def layer(W, b, X):
@@ -30,19 +36,6 @@ def exp_bias3(x, b):
     return np.mean(np.exp(-(x * b) ** 2) + b)
 
 
-def fd(f, args, k, eps=1e-6):
-    x = np.array(args[k], dtype=float)
-    out = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        for sign in (1, -1):
-            y = x.copy()
-            y[idx] += sign * eps
-            a = list(args)
-            a[k] = y
-            out[idx] += sign * f(*a) / (2 * eps)
-    return out
-
-
 def check(fn, args, argnums, target="cpu", fd_of=()):
     jg = s2s.jit(s2s.grad(fn, argnums=argnums), target=target)
     got = jg(*args)
@@ -52,7 +45,7 @@ def check(fn, args, argnums, target="cpu", fd_of=()):
         assert np.shape(a) == np.shape(w)
         np.testing.assert_allclose(a, w, rtol=1e-11, atol=1e-13)
     for k in fd_of:
-        np.testing.assert_allclose(got[argnums.index(k)], fd(fn, args, k), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(got[argnums.index(k)], numeric_grad(fn, args, k), rtol=1e-6, atol=1e-8)
     return jg
 
 

@@ -842,14 +842,20 @@ def _fused_size(arrays):
     return _impl_from_source(src)
 
 
-@overload(rt.fused_empty)
-def _fused_empty(arrays):
-    pos = _array_positions(arrays)
-    if not pos:
-        return None
-    # the rank of the broadcast result (the unfused branch's type), whichever input comes first
-    first = max(pos, key=lambda k: arrays.types[k].ndim)
-    return lambda arrays: np.empty(arrays[first].shape)
+def _fused_alloc(make):
+    """fused_empty / fused_zeros: an array shaped like the highest-rank input (the rank of the
+    broadcast result, the unfused branch's type), whichever input comes first."""
+    def typer(arrays):
+        pos = _array_positions(arrays)
+        if not pos:
+            return None
+        first = max(pos, key=lambda k: arrays.types[k].ndim)
+        return lambda arrays: make(arrays[first].shape)
+    return typer
+
+
+overload(rt.fused_empty)(_fused_alloc(np.empty))
+overload(rt.fused_zeros)(_fused_alloc(np.zeros))
 
 
 @overload(rt.fused_grid)
@@ -872,15 +878,6 @@ def _fused_grid(full, trail):
     src += ("    cols = trail[%d].size\n    if full[0].size == 0:\n        return -1, 0\n"
             "    return full[0].size // cols, cols\n" % tpos[0])
     return _impl_from_source(src)
-
-
-@overload(rt.fused_zeros)
-def _fused_zeros(arrays):
-    pos = _array_positions(arrays)
-    if not pos:
-        return None
-    first = max(pos, key=lambda k: arrays.types[k].ndim)
-    return lambda arrays: np.zeros(arrays[first].shape)
 
 
 @overload(rt.flat_view, inline="always")
