@@ -320,7 +320,6 @@ class _Facts:
             return (0, "i" if fn in (math.floor, math.ceil, math.trunc) else "f")
         return UNKNOWN
 
-
     def reduction_with_keywords(self, fn, node, args):
         """np.sum(x, axis=k, keepdims=...) with constant keywords: the rank (the kind as without them)."""
         kw = {k.arg: k.value for k in node.keywords}
@@ -332,7 +331,8 @@ class _Facts:
             return f if f == BOTTOM else UNKNOWN
         axis = kw["axis"].value if "axis" in kw else None
         keep = kw["keepdims"].value if "keepdims" in kw else False
-        if not isinstance(keep, bool) or not (axis is None or (isinstance(axis, int) and -f[0] <= axis < f[0])):
+        axis_ok = axis is None or (isinstance(axis, int) and not isinstance(axis, bool) and -f[0] <= axis < f[0])
+        if not isinstance(keep, bool) or not axis_ok:
             return UNKNOWN
         kind = "i" if f[1] == "b" and fn in (np.sum, np.prod) else f[1] if f[1] in _REAL else None
         return (f[0] if keep else 0 if axis is None else f[0] - 1, kind)
