@@ -453,7 +453,7 @@ def case4(rng, quick):
           f"s2s jit(grad) of the 4-array version / hand-written Numba = {ratio(by, 's2s_jit_flat', 'numba')}; "
           f"s2s grad / JAX = {ratio(by, 's2s', 'jax')}; s2s jit(grad) / JAX = {ratio(by, 's2s_jit', 'jax')}; "
           f"s2s jit(grad) of the 4-array version / JAX = {ratio(by, 's2s_jit_flat', 'jax')}")
-    flat = paired_ratio(by, 's2s_jit_flat', 'jax')
+    flat = paired_ratio(by, 's2s_jit_flat', 'jax')    # (measured first, as in docs/performance.md's 14:23 run)
     print(f"case 4 paired: s2s jit(grad) / JAX = {paired_ratio(by, 's2s_jit', 'jax')}; "
           f"4-array version / JAX = {flat}")
 

@@ -608,11 +608,14 @@ def fused_size(arrays):
     return int(np.prod(shapes.pop()))
 
 
+def _highest_rank_shape(arrays):
+    return max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=np.ndim).shape
+
+
 def fused_empty(arrays):
     """Room for a fused loop's output: the shape of the highest-rank input (the loop runs only
     when every array input has that shape)."""
-    first = max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=np.ndim)
-    return np.empty(first.shape)
+    return np.empty(_highest_rank_shape(arrays))
 
 
 def fused_grid(full, trail):
@@ -639,8 +642,7 @@ def fused_grid(full, trail):
 
 def fused_zeros(arrays):
     """A fused loop's accumulator, zeros of the highest-rank input's shape."""
-    first = max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=np.ndim)
-    return np.zeros(first.shape)
+    return np.zeros(_highest_rank_shape(arrays))
 
 
 def flat_view(x):

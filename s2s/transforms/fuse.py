@@ -246,14 +246,7 @@ class Fuser:
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
         code.append(assign(n, call_named("fused_size", [args])))
         loop_body: list = [assign(elem[v], call_named("elem", [name(flat[v]), name(i)])) for v in inputs]
-        for s in run_body:
-            v = s.targets[0].id
-            if v in sums:
-                arg = s.value.args[0].id
-                loop_body.append(assign(elem[v], gast.BinOp(name(elem[v]), gast.Add(), name(elem[arg]))))
-                continue
-            value = self.scalar_expr(copy.deepcopy(s.value), elem)
-            loop_body.append(assign(elem[v], value))
+        loop_body += self.per_element(run_body, sums, elem)
         for v in outputs:
             loop_body.append(assign(gast.Subscript(name(out_flat[v]), name(i), gast.Store()), name(elem[v])))
         fused: list = [assign(flat[v], call_named("flat_view", [name(v)])) for v in inputs]
@@ -361,12 +354,7 @@ class Fuser:
         at = lambda v: name(c if cls[v] == "trail" else i)
         inner: list = [assign(i, gast.BinOp(gast.BinOp(name(r), gast.Mult(), name(cols)), gast.Add(), name(c)))]
         inner += [assign(elem[v], call_named("elem", [name(flat[v]), at(v)])) for v in inputs]
-        for s in run_body:
-            v = s.targets[0].id
-            if v in sums:
-                inner.append(assign(elem[v], gast.BinOp(name(elem[v]), gast.Add(), name(elem[s.value.args[0].id]))))
-            else:
-                inner.append(assign(elem[v], self.scalar_expr(copy.deepcopy(s.value), elem)))
+        inner += self.per_element(run_body, sums, elem)
         for v in outputs:
             target = gast.Subscript(name(out_flat[v]), at(v), gast.Store())
             value = name(elem[v])
@@ -400,6 +388,18 @@ class Fuser:
             copy_loc(node, run[0])
         guard.s2s_section = "fused: one loop over the rows and the broadcast operand's elements"
         return code + [guard]
+
+    def per_element(self, run_body, sums, elem) -> list:
+        """The run's statements on one element: each value's per-element form; a sum adds the
+        element of its argument."""
+        out = []
+        for s in run_body:
+            v = s.targets[0].id
+            if v in sums:
+                out.append(assign(elem[v], gast.BinOp(name(elem[v]), gast.Add(), name(elem[s.value.args[0].id]))))
+            else:
+                out.append(assign(elem[v], self.scalar_expr(copy.deepcopy(s.value), elem)))
+        return out
 
     def independent_chains(self, stmts) -> list[list]:
         """The statements grouped by the variables they share (read or written), in order."""
