@@ -550,6 +550,37 @@ def _dot_vjp_any_b(g, a, b):
     return None
 
 
+# np.array(obj)'s cotangent, one level of obj's nesting per loop: the plain helper recurses, and
+# Numba's cached machine code of a caller of a recursive function crashes the next process that
+# loads it (the recursive call's address is fixed up when compiled, not when loaded from disk)
+def _array_vjp_source(obj, g: str, o: str, depth: int) -> list[str]:
+    if not isinstance(obj, (types.List, types.BaseTuple)):
+        return None
+    inner = obj.dtype if isinstance(obj, types.List) else (obj.types[0] if len(obj.types) else None)
+    if isinstance(obj, types.BaseTuple) and any(t != inner for t in obj.types):
+        return None          # a heterogeneous tuple: no list type holds its cotangents
+    out, i = f"out{depth}", f"i{depth}"
+    lines = [f"{out} = []", f"for {i} in range(len({o})):"]
+    if isinstance(inner, (types.List, types.BaseTuple)):
+        body = _array_vjp_source(inner, f"{g}[{i}]", f"{o}[{i}]", depth + 1)
+        if body is None:
+            return None
+        lines += ["    " + ln for ln in body] + [f"    {out}.append(out{depth + 1})"]
+    else:
+        lines.append(f"    {out}.append({g}[{i}])")
+    return lines
+
+
+@overload(oh.array_vjp)
+def _array_vjp(g, obj):
+    if not isinstance(obj, (types.List, types.BaseTuple)):
+        return lambda g, obj: g
+    body = _array_vjp_source(obj, "g", "obj", 0)
+    if body is None:
+        return None
+    return _impl_from_source("def impl(g, obj):\n" + "".join("    " + ln + "\n" for ln in body) + "    return out0\n")
+
+
 @overload(oh.prod_except)
 def _prod_except(x, axis=None):
     if not _is_array(x) or x.ndim == 0:
