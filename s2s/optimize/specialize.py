@@ -122,6 +122,17 @@ def _matmul_fact(left, right):
     return (a + b - 2, "f" if left[1] == right[1] == "f" else None)
 
 
+def _value_fact(value) -> tuple:
+    """The fact of a known value (a global the generated code reads): numbers are rank 0."""
+    if isinstance(value, (bool, np.bool_)):
+        return (0, "b")
+    if isinstance(value, (int, np.integer)):
+        return (0, "i")
+    if isinstance(value, (float, np.floating)):
+        return (0, "f")
+    return UNKNOWN
+
+
 class _Facts:
     def __init__(self, fdef: gast.FunctionDef, params: dict[str, tuple], namespace: dict):
         self.env: dict[str, tuple] = dict(params)
@@ -179,6 +190,8 @@ class _Facts:
                 return (0, "c")
             return UNKNOWN
         if isinstance(node, gast.Name):
+            if node.id not in self.env and node.id in self.namespace:
+                return _value_fact(self.namespace[node.id])    # a global: a module constant, say
             return self.env.get(node.id, BOTTOM)
         if isinstance(node, gast.BinOp):
             return self.binop(node)
@@ -305,7 +318,8 @@ class _Facts:
         if id(fn) in _REDUCTIONS and len(args) == 1:
             f = args[0]
             if f == BOTTOM or f[0] in (None, "shape"):
-                return f if f == BOTTOM else UNKNOWN
+                # a full reduction of an array of any rank is a number (its kind unknown)
+                return f if f == BOTTOM else (0, None) if f[0] is None else UNKNOWN
             if fn is np.mean:
                 return (0, "f" if f[1] in ("b", "i", "f") else f[1] if f[1] == "r" else None)
             return (0, "i" if f[1] == "b" and fn in (np.sum, np.prod) else f[1] if f[1] in _REAL else None)

@@ -70,6 +70,7 @@ def _const(node):
 class Fuser:
     def __init__(self, namespace, namer, ranks: dict[str, int] | None = None):
         self.resolve = lambda call: resolve_call(call, namespace)
+        self.namespace = namespace
         self.namer = namer
         self.ranks = ranks or {}       # known ranks of variables (jit specializes on argument types)
         self.fused = 0
@@ -100,6 +101,32 @@ class Fuser:
             if batch_kind(fn) == "elementwise" and fn is not np.clip:
                 return all(self.elementwise(a) for a in node.args)
         return False
+
+    def split_numbers(self, run_body: list) -> tuple[list, list]:
+        """(the statements whose values are known numbers, the rest) when every such statement
+        can move before the rest: it writes no name an earlier array statement reads or writes,
+        and reads none they write.  Else ([], run_body)."""
+        numbers, rest = [], []
+        for s in run_body:
+            target = s.targets[0].id
+            if self.known_scalar(target) and all(self.known_scalar(v) for v in self.value_names(s.value)):
+                reads = set(self.value_names(s.value))
+                touched = {n.id for r in rest for n in gast.walk(r) if isinstance(n, gast.Name)}
+                written = {r.targets[0].id for r in rest}
+                if target in touched or reads & written:
+                    return [], run_body
+                numbers.append(s)
+            else:
+                rest.append(s)
+        return numbers, rest
+
+    def known_scalar(self, v: str) -> bool:
+        """A variable known to hold a number: rank 0 by the argument facts, or a global bound
+        to a Python or NumPy number (a module constant such as `DECAY = 1e-3`)."""
+        if self.ranks.get(v) == 0:
+            return True
+        return v not in self.ranks and isinstance(self.namespace.get(v), (int, float, np.number)) \
+            and not isinstance(self.namespace.get(v), bool)
 
     def balign_is_identity(self, node) -> bool:
         """vmap's `balign(x, peers, flags)` is x itself when every peer is batched (flag True) and
@@ -198,6 +225,10 @@ class Fuser:
         # `v = 1.0` (a grad seed, say): assigned before the loop and read as a scalar inside it
         hoisted = [s for s in run if s.targets[0].id in self.scalar_consts]
         run_body = [s for s in run if s.targets[0].id not in self.scalar_consts]
+        numbers, run_body = self.split_numbers(run_body)
+        if numbers:
+            # statements on numbers alone run once, before the loop (a loop would store them as arrays)
+            return hoisted + numbers + self.emit_run(run_body, after, fdef)
         parts = self.independent_chains(run_body)
         if len(parts) > 1:
             # chains that share no variable get a loop (and a shape guard) each: a per-example
@@ -229,8 +260,8 @@ class Fuser:
         sums = {s.targets[0].id for s in run_body if self.is_full_sum(s.value)}
         outputs = [v for v in dict.fromkeys(defined) if v in later and v not in sums]
         sum_outputs = [v for v in dict.fromkeys(defined) if v in sums]
-        if not inputs:
-            return run
+        if not inputs or all(self.known_scalar(v) for v in inputs):
+            return run         # nothing but numbers: no loop, and no array to allocate like its inputs
         grid = self.trailing_broadcast(run_body, inputs, sums, outputs)
         if grid is not None:
             return self.emit_grid(run, run_body, hoisted, inputs, outputs, sum_outputs, sums, defs, *grid)

@@ -1,0 +1,113 @@
+"""A second process on a warm cache neither regenerates nor recompiles, and gets the same answers.
+
+Each child process counts Numba's compilations (its `numba:compile` events) while it runs the
+quickstart or every case of tests/warm_cases.py through jit; the second process over the same
+cache must compile nothing (machine code loaded from Numba's cache, failed variants remembered)
+and return bit-for-bit the first process's results.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+COUNTER = textwrap.dedent("""
+    import json, sys, time
+    from numba.core import event
+
+    class Count(event.Listener):
+        def __init__(self):
+            self.top = 0          # compilations not nested in another one
+            self.depth = 0
+        def on_start(self, ev):
+            self.top += self.depth == 0
+            self.depth += 1
+        def on_end(self, ev):
+            self.depth -= 1
+
+    compiles = Count()
+    event.register("numba:compile", compiles)
+""")
+
+CASES_CHILD = COUNTER + textwrap.dedent("""
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    import s2s, s2s.api
+    import warm_cases
+    def leaves(out):
+        if isinstance(out, (tuple, list)):
+            return [leaf for o in out for leaf in leaves(o)]
+        return [np.asarray(out).tolist()]
+    results = {{name: leaves(fn(*args)) for name, fn, args in warm_cases.cases(s2s)}}
+    print(json.dumps({{"compiles": compiles.top, "stats": s2s.api.STATS, "results": results}}))
+""")
+
+QUICKSTART_CHILD = COUNTER + textwrap.dedent("""
+    import runpy
+    sys.argv = [{script!r}]
+    start = time.perf_counter()
+    runpy.run_path({script!r}, run_name="__main__")
+    import s2s.api
+    print(json.dumps({{"compiles": compiles.top, "stats": s2s.api.STATS, "seconds": time.perf_counter() - start}}))
+""")
+
+
+def _child(code: str, cache) -> dict:
+    env = dict(os.environ, S2S_CACHE_DIR=str(cache))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1]), res.stdout
+
+
+def test_warm_cache_runs_every_case_without_compiling_and_answers_the_same(tmp_path):
+    code = CASES_CHILD.format(tests=HERE)
+    first, _ = _child(code, tmp_path / "cache")
+    assert first["compiles"] > 0 and first["stats"]["generated"] > 0
+    second, _ = _child(code, tmp_path / "cache")
+    assert second["stats"]["generated"] == 0, second["stats"]
+    assert second["compiles"] == 0, f"{second['compiles']} Numba compilations in the warm process"
+    assert set(second["results"]) == set(first["results"])
+    for name, leaves in first["results"].items():
+        for a, b in zip(leaves, second["results"][name]):
+            np.testing.assert_array_equal(np.asarray(b), np.asarray(a), err_msg=name)
+
+
+def test_warm_quickstart_compiles_nothing(tmp_path):
+    code = QUICKSTART_CHILD.format(script=os.path.join(ROOT, "examples", "quickstart.py"))
+    first, out1 = _child(code, tmp_path / "cache")
+    assert first["compiles"] > 0
+    second, out2 = _child(code, tmp_path / "cache")
+    assert second["compiles"] == 0, f"{second['compiles']} Numba compilations in the warm quickstart"
+    assert second["stats"]["generated"] == 0
+    # the same printed results (the generated source's header names the cache file: same cache, same text)
+    assert out1.splitlines()[:-1] == out2.splitlines()[:-1]
+
+
+def test_no_helper_numba_compiles_as_is_calls_itself():
+    """Numba's cached machine code of a caller of a recursive function crashes the process that
+    loads it (the recursive call's address is patched in at compile time only: the second run of
+    `jit(grad(f))` of `np.array([p[1], -p[0]])` died in array_vjp).  Helpers Numba compiles from
+    their Python bodies (those without an overload) must not recurse; give them an overload."""
+    import dis
+    import types
+
+    from s2s import ophelpers, runtime
+    from s2s.backends import numba_cpu
+
+    recursive = []
+    for module in (ophelpers, runtime):
+        for attr, fn in vars(module).items():
+            if isinstance(fn, types.FunctionType) and numba_cpu._jittable(fn):
+                calls_itself = any(ins.opname == "LOAD_GLOBAL" and ins.argval == attr
+                                   for ins in dis.get_instructions(fn))
+                if calls_itself:
+                    recursive.append(f"{module.__name__}.{attr}")
+    assert not recursive, f"recursive helpers compiled by Numba as they are: {recursive}"
