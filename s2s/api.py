@@ -372,6 +372,7 @@ def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
         f"\n    return {fbind}({', '.join(names)})\n"
     path = emit.write_module(source, fname)
     wrapper = emit.load_function(source, path, fname, ns)
+    _WRAPPED[os.path.basename(path)] = fn     # errors in its transforms point at fn's lines
     _WRAPPERS[key] = wrapper
     return wrapper
 
@@ -844,14 +845,21 @@ class Jitted:
         key = _fast_key(args)
         gen = self._fast.get(key) if key is not None else None
         if gen is not None:
-            return _run_compiled(gen, args)
+            try:
+                return _run_compiled(gen, args)
+            except Exception as exc:   # Numba compiling a new specialization (another array layout)
+                if not _is_compile_error(exc):
+                    raise
+                del self._fast[key]    # the full dispatch below reports it (or falls back)
         fun = self.fun
         if isinstance(fun, Hessian):
             try:
                 return self._hessian(args)
             except Exception as exc:
-                if not _is_compile_error(exc) or not self.fallback:
+                if not _is_compile_error(exc):
                     raise
+                if not self.fallback:
+                    raise _compile_error(self, exc, len(args), self._gens.get(("hessian", len(args)))) from None
                 return fun(*args)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
@@ -865,8 +873,14 @@ class Jitted:
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         facts = arg_facts(args)
+        fused_path = None
         try:
-            return self._run_and_remember(self.generated_for(len(args), fuse, facts), args, key)
+            gen = self.generated_for(len(args), fuse, facts)
+            if fuse and self.target != "cuda":
+                fused_path = gen.path
+                if numba_cache().known_to_fail(gen.path, args):   # an earlier process tried it
+                    raise TransformError("the fused version did not compile for these argument types")
+            return self._run_and_remember(gen, args, key)
         except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
             if not _is_compile_error(exc):
                 raise
@@ -875,11 +889,15 @@ class Jitted:
                 # other dtypes) compile the unfused code instead.
                 self._unfused.add(sig)
                 try:
-                    return self._run_and_remember(self.generated_for(len(args), False, facts), args, key)
+                    out = self._run_and_remember(self.generated_for(len(args), False, facts), args, key)
                 except Exception as exc2:
                     if not _is_compile_error(exc2):
                         raise
                     exc = exc2
+                else:
+                    if fused_path is not None and self.cache:
+                        numba_cache().remember_failure(fused_path, args)
+                    return out
             if not self.fallback:
                 # a Numba failure: the unjitted transform's own refusal (a non-scalar output of
                 # grad, ...) says more than the typing error it caused; s2s's refusals stand
@@ -897,6 +915,8 @@ class Jitted:
         """The s2s error the generated Python raises for these arguments, if it raises one."""
         try:
             self.python_version(len(args))(*args)
+        except TransformError as exc:
+            return _at_user_line(exc, self)
         except S2SError as exc:
             return exc
         except Exception:   # noqa: BLE001 - the compile error is the one to report
@@ -940,14 +960,20 @@ def _fast_key(args) -> tuple | None:
     return tuple(key)
 
 
+def numba_cache():
+    from .backends import numba_cache as module
+    return module
+
+
 def _run_compiled(gen: Generated, args):
     try:
         return gen.fn(*args)
     except ValueError as exc:   # the compiled seed_cotangent's refusal, as the Python one words it
         if "scalar output" not in str(exc):
             raise
+        filename, lineno, origin = _user_origin(gen)
         raise NonDifferentiableError(
-            f"grad requires a function with a scalar output (in {gen.origin})",
+            f"grad requires a function with a scalar output (in {origin})", filename=filename, lineno=lineno,
             hint="reduce the output (e.g. np.sum) or use s2s.vjp / s2s.jacrev for non-scalar outputs") from None
 
 
@@ -964,9 +990,9 @@ def _signature_key(args) -> tuple:
 def _is_compile_error(exc) -> bool:
     try:
         import numba
-        if isinstance(exc, (numba.core.errors.TypingError, numba.core.errors.LoweringError,
-                            numba.core.errors.UnsupportedError)):
-            return True
+        errors = numba.core.errors
+        if isinstance(exc, errors.NumbaError) and not isinstance(exc, errors.NumbaRuntimeError):
+            return True     # TypingError, LoweringError, UnsupportedError, InternalError, ...
     except ImportError:  # pragma: no cover
         pass
     return isinstance(exc, TransformError) or _raised_inside_numba(exc)
@@ -980,53 +1006,357 @@ def _raised_inside_numba(exc) -> bool:
     tb = exc.__traceback__
     if tb is None:
         return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
     package = os.path.dirname(os.path.abspath(numba.__file__)) + os.sep
+    passes = os.path.join(package, "core", "compiler_machinery.py")
+    while tb.tb_next is not None:
+        # raised while Numba's compiler ran (its passes: type inference calling s2s's overloads)
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == passes:
+            return True
+        tb = tb.tb_next
     return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package)
 
 
-def _compile_error(jitted, exc, nargs) -> Exception:
-    """Numba's error, pointed at the user's line through the generated file's comments."""
+def _compile_error(jitted, exc, nargs, gen: Generated | None = None) -> Exception:
+    """Numba's error as a TransformError at the user's line (through the generated files' comments).
+
+    When the code that failed is one of s2s's own helpers (an adjoint such as `cumsum_vjp`, a
+    runtime helper), the user's code is fine: the error says s2s has no compiled version of
+    that helper for these argument types, and names the user's line it serves."""
     if isinstance(exc, TransformError):
-        return exc
-    import re as _re
-    text = str(exc)
-    # the code that failed: the unfused version if one was tried (key: nargs, fused, facts)
-    tried = [(key, gen) for key, gen in jitted._gens.items() if key[0] == nargs]
-    unfused = [gen for key, gen in tried if key[1] is False]
-    gen = (unfused or [gen for _, gen in tried] or [None])[-1]
-    where = None
-    for m in _re.finditer(r'File "([^"]+)", line (\d+)', text):
-        path, line = m.group(1), int(m.group(2))
-        if gen is not None and os.path.basename(path) == os.path.basename(gen.path):
-            lines = gen.source.splitlines()
-            for k in range(min(line, len(lines)) - 1, -1, -1):
-                stripped = lines[k].strip()
-                if stripped.startswith("# ") and not stripped.startswith("# ---") and not stripped.startswith("# Generated"):
-                    where = stripped[2:].replace("grad of: ", "")
-                    break
-            gen_line = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            break
+        return _at_user_line(exc, jitted)
+    if gen is None:
+        # the code that failed: the unfused version if one was tried (key: nargs, fused, facts)
+        tried = [(key, g) for key, g in jitted._gens.items() if key[0] == nargs]
+        unfused = [g for key, g in tried if key[1] is False]
+        named = [g for _, g in tried if os.path.basename(g.path) in str(exc)]     # the one Numba names
+        gen = ([g for g in named if g in unfused] or named or unfused or [g for _, g in tried] or [None])[-1]
+    reason = _compile_reason(exc)
+    if gen is None:
+        filename, lineno = _function_site(jitted.fun)
+        return TransformError(f"Numba cannot compile the generated code for {jitted.fun!r} in nopython mode: {reason}",
+                              filename=filename, lineno=lineno,
+                              hint=_missing_package_hint(exc)
+                              or "jit(f, fallback=True) runs the generated Python instead; or run it without jit")
+    line, helper, numpy_call = _numba_failure(exc, gen)
+    lines = gen.source.splitlines()
+    gen_line = lines[line - 1].strip() if line is not None and 0 < line <= len(lines) else ""
+    filename, lineno, origin = _user_origin(gen)
+    where, inlined = None, None
+    if line is not None:
+        filename, lineno, where, inlined = _user_site(gen, line)
+    helper = inlined or helper      # vmap inlines helpers: the one whose code failed
+    if numpy_call is not None and (where is None or numpy_call in where):
+        # the user's own NumPy call (compiled as it is, or batched by bmap): Numba has no version of it
+        msg = f"Numba cannot compile the generated code for {origin} in nopython mode: {reason}"
+        hint = "use operations Numba supports, or jit(f, fallback=True) to run the generated Python"
+    elif helper is not None:
+        at = f"`{where}` ({os.path.basename(filename)}, line {lineno})" if where else origin
+        msg = (f"s2s has no compiled version of its helper `{helper}` for these argument types yet: Numba cannot "
+               f"compile it in nopython mode ({reason}). s2s generated the call for {at}; "
+               f"your code needs no change")
+        hint = "run it with jit(f, fallback=True) (the generated Python) or without jit"
     else:
-        gen_line = ""
-    first = _numba_reason(exc)
-    origin = gen.origin if gen is not None else repr(jitted.fun)
-    msg = f"Numba cannot compile the generated code for {origin} in nopython mode: {first}"
+        # s2s's code for the line (a derivative, a batched form) that Numba cannot type
+        msg = f"Numba cannot compile the generated code for {origin} in nopython mode: {reason}"
+        hint = "jit(f, fallback=True) runs the generated Python instead; or run it without jit"
     if gen_line:
         msg += f" (generated line: `{gen_line}`)"
-    filename, lineno = None, None
+    missing = _missing_package_hint(exc)
+    return TransformError(msg, filename=filename, lineno=lineno, source_line=where, hint=missing or hint)
+
+
+def _missing_package_hint(exc) -> str | None:
+    """What to install when Numba failed for want of a package (SciPy for `@` and np.linalg)."""
+    try:
+        from .backends import numba_cpu
+    except ImportError:  # pragma: no cover
+        return None
+    finder = getattr(numba_cpu, "missing_package_hint", None)
+    return finder(_strip_ansi(str(exc))) if finder is not None else None
+
+
+def _compile_reason(exc) -> str:
+    """What Numba says failed, for a message: its first line (with the signature it found no
+    implementation for), without object addresses or generated files' paths."""
+    import re as _re
+    text = _strip_ansi(str(exc))
+    reason = _numba_reason(exc)
+    if reason.endswith("found for signature:"):
+        rest = text.split("found for signature:", 1)[1]
+        sig = next((ln.strip() for ln in rest.splitlines() if ln.strip()), "")
+        if sig.startswith(">>>"):
+            reason += " " + sig[3:].strip()
+    reason = _re.sub(r" at 0x[0-9a-fA-F]+>", ">", _unpath(reason))
+    reason = _re.sub(r", operation: call \$.*", "", reason)     # Numba's IR of the call: noise here
+    return reason if len(reason) <= 400 else reason[:400] + "..."
+
+
+# Where the code a Numba error names comes from. Generated files map to the user's lines
+# through their comments: `# <user source line>` (or `# grad of: <line>`) above the statements
+# made from that line, and `Generated.origin`, "file:line (qualname)" of the function they
+# were generated from (a user file, or for vmap(grad(f)) and hessian(f) another generated file).
+_HELPER_MODULES = ("s2s.ophelpers", "s2s.runtime", "s2s.backends.numba_lower", "s2s.backends.vecmath")
+_NOT_SOURCE_COMMENTS = ("# ---", "# Generated by s2s", "# Do not edit", "# from ")
+_WRAPPED: dict[str, Callable] = {}     # a pytree wrapper's file -> the function it calls (_flat_wrapper)
+
+
+def _is_s2s_helper(value) -> bool:
+    fn = getattr(value, "py_func", value)     # a Numba dispatcher: its Python function
+    return callable(fn) and not isinstance(fn, type) and getattr(fn, "__module__", None) in _HELPER_MODULES
+
+
+def _parse_origin(origin: str) -> tuple[str | None, int | None]:
+    import re as _re
+    m = _re.match(r"^(.*):(\d+) \(.*\)$", origin or "")
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+
+def _generated_by_path(path: str | None) -> Generated | None:
+    """The Generated whose file is `path` (compared by name: Numba writes paths relative)."""
+    if not path:
+        return None
+    base = os.path.basename(path)
+    with _LOCK:
+        gens = list(_CACHE.values())
+    return next((g for g in gens if os.path.basename(g.path) == base), None)
+
+
+def _wrapped_function(path: str | None) -> Callable | None:
+    return _WRAPPED.get(os.path.basename(path)) if path else None
+
+
+def _user_origin(gen: Generated) -> tuple[str | None, int | None, str]:
+    """(file, def line, "file:line (name)") of the user's function behind `gen`."""
+    for _ in range(16):
+        filename, lineno = _parse_origin(gen.origin)
+        parent = _generated_by_path(filename)
+        if parent is None:
+            wrapped = _wrapped_function(filename)
+            if wrapped is not None:
+                code = wrapped.__code__
+                parent = _generated_by_path(code.co_filename)
+                if parent is None:
+                    return code.co_filename, code.co_firstlineno, _origin(wrapped)
+            else:
+                return filename, lineno, gen.origin
+        gen = parent
+    return None, None, gen.origin
+
+
+def _function_site(fun) -> tuple[str | None, int | None]:
+    """The user's file and def line of a (transformed, jitted) function."""
+    while isinstance(fun, (Transformed, Batched, Hessian, Jitted)):
+        fun = fun.fun
+    code = getattr(inspect.unwrap(fun), "__code__", None) if callable(fun) else None
+    if code is None:
+        return None, None
+    gen = _generated_by_path(code.co_filename)
     if gen is not None:
-        filename, lineno = gen.origin.split(" (")[0].rsplit(":", 1)
-        lineno = int(lineno)
-    return TransformError(msg, filename=filename, lineno=lineno, source_line=where,
-                          hint="use operations Numba supports, or jit(f, fallback=True) to run the generated Python")
+        return _user_origin(gen)[:2]
+    return code.co_filename, code.co_firstlineno
+
+
+def _source_comment(line: str) -> str | None:
+    """The user's source line a generated comment line quotes, if it is one."""
+    s = line.strip()
+    if not s.startswith("# ") or s.startswith(_NOT_SOURCE_COMMENTS):
+        return None
+    text = s[2:].strip()
+    return text[len("grad of: "):] if text.startswith("grad of: ") else text
+
+
+def _find_line(lines: list, text: str, start: int) -> int | None:
+    """The number of the line equal to `text` (stripped), searching from line `start` on first."""
+    n = len(lines)
+    for k in list(range(max(start - 1, 0), n)) + list(range(0, min(max(start - 1, 0), n))):
+        if lines[k].strip() == text:
+            return k + 1
+    return None
+
+
+def _helper_with_line(text: str) -> str | None:
+    """The s2s helper (ophelpers, runtime) whose source has this line: code of it inlined by vmap."""
+    import linecache
+    import re as _re
+    from . import ophelpers, runtime
+    for module in (ophelpers, runtime):
+        lines = linecache.getlines(module.__file__)
+        for k, ln in enumerate(lines):
+            if ln.strip() == text:
+                for j in range(k, -1, -1):
+                    m = _re.match(r"def (\w+)\(", lines[j])
+                    if m:
+                        return m.group(1)
+    return None
+
+
+def _user_site(gen: Generated, line: int, depth: int = 0):
+    """(file, line, source line, s2s helper) of the user's code behind line `line` of `gen`:
+    the comment above it quotes the line it came from, in the file gen was generated from
+    (itself generated, for vmap(grad(f)): then once more). Comments quoting lines of an s2s
+    helper (inlined by vmap) are skipped; the helper is returned."""
+    import linecache
+    filename, def_line = _parse_origin(gen.origin)
+    parent = _generated_by_path(filename)
+    wrapped = _wrapped_function(filename) if parent is None else None
+    if wrapped is not None:      # a pytree wrapper: the comments quote the function it calls
+        filename, def_line = wrapped.__code__.co_filename, wrapped.__code__.co_firstlineno
+        parent = _generated_by_path(filename)
+    if parent is not None:
+        src_lines = parent.source.splitlines()
+    else:
+        src_lines = [ln.rstrip("\n") for ln in linecache.getlines(filename)] if filename else []
+    lines = gen.source.splitlines()
+    body = next((k for k, ln in enumerate(lines) if ln.startswith("def ")), 0)
+    helper = None
+    for k in range(min(line, len(lines)) - 1, body, -1):
+        text = _source_comment(lines[k])
+        if text is None:
+            continue
+        n = _find_line(src_lines, text, def_line or 1)
+        if n is None:
+            helper = helper or _helper_with_line(text)
+            continue
+        if parent is not None and depth < 16:
+            f, ln, where, inner = _user_site(parent, n, depth + 1)
+            return f, ln, where, helper or inner
+        return filename, n, text, helper
+    if parent is not None:
+        f, ln, _ = _user_origin(parent)
+        return f, ln, None, helper
+    return filename, def_line, None, helper
+
+
+def _numba_failure(exc, gen: Generated) -> tuple[int | None, str | None, str | None]:
+    """The line of `gen`'s file a Numba error points at, the name (in gen's namespace) of the
+    s2s helper whose compilation failed if it was one, and the NumPy function Numba refused
+    if that line calls it."""
+    import re as _re
+    text = _strip_ansi(str(exc))
+    base = os.path.basename(gen.path)
+    line = None
+    for pattern in (r'File "([^"]+)", line (\d+)', r"typing of call at (\S+) \((\d+)\)"):
+        line = next((int(m.group(2)) for m in _re.finditer(pattern, text)
+                     if os.path.basename(m.group(1)) == base), None)
+        if line is not None:
+            break
+    # an internal error of Numba's typing (not a TypingError): its traceback holds the type
+    # inference of each function being compiled, outermost first, and the call being typed
+    typed = []
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        func_id = getattr(owner, "func_id", None)
+        if func_id is not None and getattr(func_id, "func", None) is not None:
+            if not typed or typed[-1] is not func_id.func:
+                typed.append(func_id.func)
+        loc = getattr(owner, "loc", None)
+        if line is None and os.path.basename(str(getattr(loc, "filename", ""))) == base:
+            line = getattr(loc, "line", None)
+        tb = tb.tb_next
+    namespace = _namespace_of(gen)
+    helpers = {}
+    for key, value in namespace.items():
+        if _is_s2s_helper(value):
+            helpers[id(value)] = key
+            helpers[id(getattr(value, "py_func", value))] = key
+    helper = None
+    for fn in typed:          # the first helper the generated code called
+        if id(fn) in helpers:
+            helper = helpers[id(fn)]
+            break
+    if helper is None:        # Numba names the innermost failure first, the generated code's callee last
+        for m in _re.finditer(r"<function (\w+) at 0x([0-9a-fA-F]+)>", text):
+            helper = helpers.get(int(m.group(2), 16), helper)
+    if helper is None:        # a line of a helper's own source in the error
+        for m in _re.finditer(r'(?:File "([^"]+)", line (\d+)|Raised from (\S+) \((\d+)\)'
+                              r'|typing of call at (\S+) \((\d+)\))', text):
+            path = next(g for g in m.groups()[0::2] if g)
+            number = int(next(g for g in m.groups()[1::2] if g))
+            name = _helper_at(path, number)
+            if name is not None and name in namespace and _is_s2s_helper(namespace[name]):
+                helper = name
+    lines = gen.source.splitlines()
+    code = lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
+    if helper is None:        # the generated line calls a helper the error names
+        for called in _re.findall(r"(?<![\w.])(\w+)\(", code):     # (not methods: tape.pop())
+            if called in namespace and _is_s2s_helper(namespace[called]) and _re.search(rf"\b{called}\b", text):
+                helper = called
+                break
+    # the user's function Numba refused (a NumPy function, or one of theirs), if the generated
+    # line calls it (or batches it: bmap(np.f, ...))
+    refused = set()
+    for pattern in (r"NumPy function 'numpy\.([\w.]+)'", r"<function (\w+) at 0x", r"<built-in function (\w+)>",
+                    r"Unknown attribute '(\w+)' of type Module", r"Untyped global name '(\w+)'"):
+        refused |= {m.split(".")[-1] for m in _re.findall(pattern, _numba_reason(exc))}
+    numpy_call = None
+    for m in _re.finditer(r"\b(np\.(?:\w+\.)*)?(\w+)\b", code):
+        if m.group(2) in refused and (m.group(1) or not _is_s2s_helper(namespace.get(m.group(2)))):
+            numpy_call = m.group(2)
+            break
+    return line, helper, numpy_call
+
+
+def _helper_at(path: str, number: int) -> str | None:
+    """The function of s2s.ophelpers / s2s.runtime whose source holds line `number` of `path`."""
+    import linecache
+    import re as _re
+    from . import ophelpers, runtime
+    module = next((m for m in (ophelpers, runtime) if os.path.basename(m.__file__) == os.path.basename(path)
+                   and os.path.basename(os.path.dirname(os.path.abspath(path))) == "s2s"), None)
+    if module is None:
+        return None
+    lines = linecache.getlines(module.__file__)
+    for j in range(min(number, len(lines)) - 1, -1, -1):
+        m = _re.match(r"def (\w+)\(", lines[j])
+        if m:
+            return m.group(1)
+    return None
+
+
+def _namespace_of(gen: Generated) -> dict:
+    fn = getattr(gen.fn, "py_func", gen.fn)
+    return getattr(fn, "__globals__", {}) or {}
+
+
+def _unpath(text: str) -> str:
+    """A Numba message without the generated files' paths (`location: <file> (line)`)."""
+    import re as _re
+    text = _re.sub(r",?\s*location: \S+ \(\d+\)", "", text)
+    # generated files are named <stem>_<16 hex digits>.py (emit.write_module)
+    return _re.sub(r"[^\s'\"(]*?\w+_[0-9a-f]{16}\.py(?: \(\d+\))?", "the generated code", text)
+
+
+def _at_user_line(exc: TransformError, jitted) -> TransformError:
+    """exc at the user's line: a transform of generated code (vmap of grad(f), the jvp of grad(f)
+    for hessian) reports the generated file; its comments name the user's line."""
+    import copy as _copy
+    parent = _generated_by_path(exc.filename)
+    if parent is not None:
+        filename, lineno, where, _ = _user_site(parent, exc.lineno or 0)
+        lines = parent.source.splitlines()
+        gen_line = lines[exc.lineno - 1].strip() if exc.lineno and 0 < exc.lineno <= len(lines) else ""
+        new = _copy.copy(exc)
+        new.filename, new.lineno, new.col, new.source_line = filename, lineno, None, where
+        if gen_line and gen_line != where:
+            new.message = f"{exc.message} (in the code s2s generated for it: `{gen_line}`)"
+        new.args = (new._render(),)
+        return new
+    if exc.filename is None:
+        filename, lineno = _function_site(jitted.fun)
+        if filename is not None:
+            new = _copy.copy(exc)
+            new.filename, new.lineno = filename, lineno
+            new.args = (new._render(),)
+            return new
+    return exc
 
 
 def _numba_reason(exc) -> str:
     """The line of a Numba error that says what failed (not its 'Failed in ... pipeline' header)."""
     text = _strip_ansi(str(exc))
-    first = next((ln for ln in text.splitlines() if ln.strip() and "Failed in" not in ln), text[:200])
+    first = next((ln for ln in text.splitlines() if ln.strip() and "Failed in" not in ln
+                  and not ln.startswith("- Resolution failure")), text[:200])
     return first.strip() or type(exc).__name__
 
 

@@ -58,3 +58,46 @@ def apply() -> None:
 
 
 apply()
+
+
+# ----- variants known not to compile -------------------------------------------------------
+# jit tries the fused version of a function first and falls back to the unfused one for
+# argument types the fused loops cannot type (scalars, mixed ranks).  The failure is a fact
+# about the generated file and the Numba types of the call: kept on disk beside the cache, so a
+# later process goes straight to the version that compiles (and loads its cached machine code)
+# instead of spending seconds compiling the fused one again only to see it fail.
+
+def _failure_marker(path: str, args) -> str | None:
+    import hashlib
+    import os
+
+    import numba
+
+    from ..codegen import emit
+    try:
+        sig = repr(tuple(numba.typeof(a) for a in args))
+    except ValueError:          # a value Numba has no type for: nothing to remember
+        return None
+    key = hashlib.sha256(repr((os.path.basename(path), sig, numba.__version__)).encode()).hexdigest()[:32]
+    return os.path.join(emit.cache_dir(), "failed", key)
+
+
+def known_to_fail(path: str, args) -> bool:
+    """Whether compiling the generated file at `path` for these arguments failed before."""
+    import os
+    marker = _failure_marker(path, args)
+    return marker is not None and os.path.exists(marker)
+
+
+def remember_failure(path: str, args) -> None:
+    """Record that the generated file at `path` does not compile for these arguments."""
+    import os
+    marker = _failure_marker(path, args)
+    if marker is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        with open(marker, "w") as f:
+            f.write(path + "\n")
+    except OSError:             # an unwritable cache only costs the recompile
+        pass

@@ -302,3 +302,21 @@ def _quiet_contiguity_warnings() -> None:
 
 _quiet_contiguity_warnings()
 memory.keep_freed_memory()
+
+
+# Numba's words when a package it needs is missing, and the package to install
+_MISSING_PACKAGES = (
+    ("scipy 0.16+ is required for linear algebra", "scipy",
+     "Numba compiles `@`, np.dot and np.linalg only with SciPy installed"),
+    ("CUDA support requires the numba-cuda package", "numba-cuda", "the CUDA target needs it"),
+    ("No module named 'numba_cuda'", "numba-cuda", "the CUDA target needs it"),
+    ("No module named 'scipy'", "scipy", "Numba's linear algebra and scipy.special rules need it"),
+)
+
+
+def missing_package_hint(text: str) -> str | None:
+    """The hint for a Numba failure caused by a missing package: what to install, not what to write."""
+    for needle, package, why in _MISSING_PACKAGES:
+        if needle in text:
+            return f"install {package} (python3 -m pip install {package}): {why}"
+    return None
