@@ -95,11 +95,14 @@ def fast_tanh(x):
 
 # ----- zeros, seeds and shapes ---------------------------------------------
 def zeros_like(x):
-    """A zero adjoint of x's shape: float 0.0 for scalars, a new array else."""
+    """A zero adjoint of x's shape: float 0.0 for scalars, a new array else, and a list of
+    those for a tuple or list."""
     if isinstance(x, Stack):
         return Stack()
     if isinstance(x, (tuple, list)):
-        return type(x)(zeros_like(v) for v in x)
+        # a list also for an op's tuple result (np.linalg.slogdet's SlogdetResult, eigh, qr, svd:
+        # namedtuples, not built from one iterable): add_at accumulates into its elements in place
+        return [zeros_like(v) for v in x]
     if isinstance(x, np.ndarray):
         if x.ndim == 0:
             return np.zeros((), dtype=_float_dtype(x))

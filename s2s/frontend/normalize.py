@@ -57,6 +57,9 @@ METHODS: dict[str, Any] = {
 }
 VARARG_METHODS = {"reshape", "transpose"}
 NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
+# Fields of the namedtuples np.linalg returns: `np.linalg.slogdet(a).logabsdet` is `np.linalg.slogdet(a)[1]`
+RESULT_FIELDS = {id(np.linalg.slogdet): ("sign", "logabsdet"), id(np.linalg.eigh): ("eigenvalues", "eigenvectors"),
+                 id(np.linalg.qr): ("Q", "R"), id(np.linalg.svd): ("U", "S", "Vh")}
 
 
 HELPER_MODULES = ["s2s.runtime", "s2s.ophelpers"]
@@ -211,6 +214,7 @@ class Normalizer:
         self.global_names = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
         self.aggregates: dict[str, list[str]] = {}   # split tuples/lists/dicts: var -> element vars
         self.agg_meta: dict[str, tuple] = {}          # var -> (kind, keys, class name) of its container
+        self.results: dict[str, tuple] = {}           # var -> fields of the np.linalg namedtuple it holds
         self.inline_stack: list[Any] = [parsed.fn]
         self.deps: set[str] = {parsed.source.filename}
         self.frame: Frame | None = None
@@ -372,6 +376,7 @@ class Normalizer:
                 raise self.error(UnsupportedSyntaxError, f"`{target.id}` holds a tuple/list elsewhere and a single value here",
                                  s, "use different variable names for the tuple and the value")
             out.append(assign(var, simple, s))
+            self.note_result(var, simple)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)):
                 if len(value.elts) != len(target.elts):
@@ -391,6 +396,25 @@ class Normalizer:
                 return
             src = self.atom(value, out)
             elems = self.aggregates.get(src.id) if isinstance(src, gast.Name) else None
+            fields = self.results.get(src.id) if isinstance(src, gast.Name) else None
+            is_shape = isinstance(value, gast.Attribute) and value.attr == "shape"
+            if elems is None and (fields is not None or is_shape) and not any(
+                    isinstance(t, gast.Starred) for t in target.elts):
+                # a tuple s2s did not see being built, of a length it knows (an np.linalg result:
+                # slogdet, eigh, qr, svd) or that Python checks (a shape: `n, m = X.shape`, where
+                # X's rank must be 2): element k is value[k].  Other values (an array's rows) are
+                # refused below: their length is not known here and unpacking checks it.
+                if fields is not None and len(fields) != len(target.elts):
+                    raise self.error(UnsupportedSyntaxError, f"this result has {len(fields)} values, not "
+                                     f"{len(target.elts)}", s, f"unpack it into {len(fields)} names")
+                parts = []
+                for k in range(len(target.elts)):
+                    tmp = self.namer.temp()
+                    out.append(assign(tmp, gast.Subscript(name(src.id), const(k), gast.Load()), s))
+                    parts.append(name(tmp))
+                for t, part in zip(target.elts, parts):
+                    self.assign_normalized(t, part, out, s)
+                return
             if elems is None:
                 raise self.error(UnsupportedSyntaxError, "s2s can unpack only tuples/lists it can see being built",
                                  s, "return or build the tuple explicitly (e.g. `return a, b`)")
@@ -787,7 +811,16 @@ class Normalizer:
             self.bind_value(tmp, simple, out, node)
             return name(tmp)
         out.append(assign(tmp, simple, node))
+        self.note_result(tmp, simple)
         return name(tmp)
+
+    def note_result(self, var: str, value) -> None:
+        """Remember which variables hold an np.linalg namedtuple (for `.logabsdet` & co.)."""
+        fields = RESULT_FIELDS.get(id(getattr(value, "s2s_fn", None))) if isinstance(value, gast.Call) else None
+        if fields is not None:
+            self.results[var] = fields
+        else:
+            self.results.pop(var, None)
 
     def arg_atom(self, node, out: list) -> Any:
         """Like atom, but tuples/lists stay literal (shapes, axes, lists of arrays)."""
@@ -832,6 +865,8 @@ class Normalizer:
                 raise self.error(UnsupportedSyntaxError, f"a tuple/list/dict has no attribute `.{node.attr}` here", node)
             if node.attr == "T":
                 return self.call_rule(np.transpose, [base], node)
+            if isinstance(base, gast.Name) and node.attr in self.results.get(base.id, ()):
+                return gast.Subscript(base, const(self.results[base.id].index(node.attr)), gast.Load())
             if node.attr in NONDIFF_ATTRS:
                 return gast.Attribute(base, node.attr, gast.Load())
             raise self.error(UnsupportedSyntaxError, f"s2s does not support the attribute `.{node.attr}`", node,
