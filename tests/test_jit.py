@@ -153,13 +153,8 @@ def test_jit_grad_matches_grad(cid):
     _assert_nopython(j, len(args))
 
 
-@pytest.mark.parametrize("cid", [c for c in case_ids(CASES) if c not in PARITY_IDS and c not in KNOWN_UNSUPPORTED])
-def test_jit_grad_whole_corpus(cid):
-    """The rest of the corpus: compiled gradients (specialized on the argument types, with
-    recomputed temporaries and array tapes) equal the generated Python ones."""
-    fn, args, argnums = _case(cid)
-    _assert_same(s2s.jit(s2s.grad(fn, argnums=argnums))(*args), s2s.grad(fn, argnums=argnums)(*args),
-                 f"jit(grad({cid}))")
+# The whole corpus's jit(grad) == grad is checked in tests/test_warm_cache.py, in child
+# processes that compile each case once and then load it from the disk cache in a second process.
 
 
 @pytest.mark.parametrize("cid", sorted(KNOWN_UNSUPPORTED))
@@ -354,7 +349,10 @@ def test_numba_cannot_compile(fn, make_args, needle, transform):
     exc = info.value
     msg = str(exc)
     assert _same_file(exc.filename, J.__file__), exc.filename
-    assert exc.lineno == _def_line(fn)
+    # the line of the op Numba refused (through the generated file's comments), not the def line
+    with open(exc.filename) as src:
+        assert needle in src.read().splitlines()[exc.lineno - 1], exc.lineno
+    assert exc.lineno > _def_line(fn)
     assert "jit_cases.py" in msg
     assert "Numba" in msg and "nopython" in msg, msg
     assert needle in msg, msg

@@ -111,3 +111,56 @@ def test_no_helper_numba_compiles_as_is_calls_itself():
                 if calls_itself:
                     recursive.append(f"{module.__name__}.{attr}")
     assert not recursive, f"recursive helpers compiled by Numba as they are: {recursive}"
+
+
+CORPUS_CHILD = COUNTER + textwrap.dedent("""
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    import s2s
+    from corpus import CASES, case_ids, case_rng
+    from fd import assert_close
+    def leaves(out):
+        if isinstance(out, (tuple, list)):
+            return [leaf for o in out for leaf in leaves(o)]
+        return [np.asarray(out).tolist()]
+    results, mismatches = {{}}, []
+    for k, (cid, (fn, factory, argnums)) in enumerate(zip(case_ids(CASES), CASES)):
+        if k % {shards} != {shard}:
+            continue
+        args = factory(case_rng(cid))
+        try:
+            got = s2s.jit(s2s.grad(fn, argnums=argnums))(*args)
+        except s2s.S2SError as exc:          # refused the same way in both processes
+            results[cid] = ["refused: " + type(exc).__name__]
+            continue
+        results[cid] = leaves(got)
+        want = s2s.grad(fn, argnums=argnums)(*args)       # the generated Python, unjitted
+        try:
+            for g, w in zip(leaves(got), leaves(want), strict=True):
+                assert_close(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12, what=cid)
+        except (AssertionError, ValueError) as exc:
+            mismatches.append(f"{{cid}}: jit(grad) != grad: {{exc}}")
+    print(json.dumps({{"compiles": compiles.top, "results": results, "mismatches": mismatches}}))
+""")
+
+SHARDS = 4
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_warm_cache_whole_corpus_jit_grad(tmp_path, shard):
+    """Every corpus case's jit(grad) twice, in two processes on one cache: each equals the
+    unjitted grad (1e-12), and the second process loads every compiled function (no compilation,
+    no crash) and gives bit-identical gradients.  (This is the corpus's jit(grad) == grad test:
+    one compilation of each case serves both checks.)"""
+    code = CORPUS_CHILD.format(tests=HERE, shards=SHARDS, shard=shard)
+    first, _ = _child(code, tmp_path / "cache")
+    assert not first["mismatches"], "\n".join(first["mismatches"])
+    assert sum(not str(v[0]).startswith("refused") for v in first["results"].values()) >= len(first["results"]) - 2
+    second, _ = _child(code, tmp_path / "cache")
+    assert not second["mismatches"], "\n".join(second["mismatches"])
+    assert second["compiles"] == 0, f"{second['compiles']} Numba compilations in the warm process"
+    assert set(second["results"]) == set(first["results"])
+    for cid, leaves in first["results"].items():
+        assert len(leaves) == len(second["results"][cid]), cid
+        for a, b in zip(leaves, second["results"][cid]):
+            np.testing.assert_array_equal(np.asarray(b), np.asarray(a), err_msg=cid)

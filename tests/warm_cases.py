@@ -62,6 +62,17 @@ def smooth(x):
     return np.sum(np.sin(x) * x + 0.5 * x ** 3)
 
 
+def scaled_tanh(x):
+    # elementwise: its fused version does not type for a 0-d array or a scalar argument, and
+    # jit falls back to the unfused one (a fact the cache keeps, so no process tries it again)
+    y = x * 2.0
+    return np.tanh(y) * y + 1.0
+
+
+def mix(x, a):
+    return np.sin(x) * a + a * a * x
+
+
 def _data():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(6, 4))
@@ -89,5 +100,7 @@ def cases(s2s):
          s2s.jit(s2s.vmap(s2s.grad(example_logistic), in_axes=(None, 0, 0))), (d["w"], d["X"], d["t"])),
         ("jit(vmap(smooth))", s2s.jit(s2s.vmap(smooth)), (d["X"],)),
         ("jit(hessian(smooth))", s2s.jit(s2s.hessian(smooth)), (d["x"][:4],)),
+        ("jit(scaled_tanh) of a 0-d array", s2s.jit(scaled_tanh), (np.array(0.7),)),
+        ("jit(vmap(mix, in_axes=(0, None))) with a float", s2s.jit(s2s.vmap(mix, in_axes=(0, None))), (d["x"], 2.0)),
         ("jit(grad(smooth), target='parallel')", s2s.jit(s2s.grad(smooth), target="parallel"), (d["x"],)),
     ]
