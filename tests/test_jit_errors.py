@@ -223,16 +223,22 @@ def test_users_own_numpy_call_keeps_the_numba_hint(fn, arg, needle):
 # 2. no raw Numba errors from jit(hessian(f)) and jit(vmap(grad(f)))
 # ---------------------------------------------------------------------------
 
-def test_jit_hessian_numba_error_is_a_transform_error_at_the_user_line():
+def _assert_einsum_refused_at_user_line(call, fn, what):
+    """`call()` raises an s2s TransformError (never a raw Numba error) at fn's np.einsum line."""
     try:
-        s2s.jit(s2s.hessian(einsum_loss))(X4)
+        call()
     except s2s.TransformError as exc:
         assert "Numba cannot compile" in str(exc) and "einsum" in str(exc), str(exc)
-        _assert_at_user_line(exc, einsum_loss, "np.einsum(")
+        _assert_at_user_line(exc, fn, "np.einsum(")
+        return exc
     except Exception as exc:   # noqa: BLE001
-        pytest.fail(f"jit(hessian(f)) raised {type(exc).__module__}.{type(exc).__name__}: {exc}")
-    else:
-        pytest.fail("Numba compiled np.einsum: pick another op it cannot compile")
+        pytest.fail(f"{what} raised {type(exc).__module__}.{type(exc).__name__}: {exc}")
+    pytest.fail("Numba compiled np.einsum: pick another op it cannot compile")
+
+
+def test_jit_hessian_numba_error_is_a_transform_error_at_the_user_line():
+    _assert_einsum_refused_at_user_line(lambda: s2s.jit(s2s.hessian(einsum_loss))(X4), einsum_loss,
+                                        "jit(hessian(f))")
 
 
 def test_jit_hessian_helper_failure_names_the_helper():
@@ -251,16 +257,10 @@ def test_jit_hessian_fallback_still_runs():
 
 def test_jit_vmap_grad_numba_error_is_a_transform_error_at_the_user_line():
     w, xs = np.linspace(0.2, 0.8, 4), np.arange(12.0).reshape(3, 4) / 10.0
-    try:
-        s2s.jit(s2s.vmap(s2s.grad(einsum_example), in_axes=(None, 0)))(w, xs)
-    except s2s.TransformError as exc:
-        assert "Numba cannot compile" in str(exc) and "einsum" in str(exc), str(exc)
-        assert exc.hint.startswith("use operations Numba supports"), exc.hint
-        _assert_at_user_line(exc, einsum_example, "np.einsum(")
-    except Exception as exc:   # noqa: BLE001
-        pytest.fail(f"jit(vmap(grad(f))) raised {type(exc).__module__}.{type(exc).__name__}: {exc}")
-    else:
-        pytest.fail("Numba compiled np.einsum: pick another op it cannot compile")
+    exc = _assert_einsum_refused_at_user_line(
+        lambda: s2s.jit(s2s.vmap(s2s.grad(einsum_example), in_axes=(None, 0)))(w, xs), einsum_example,
+        "jit(vmap(grad(f)))")
+    assert exc.hint.startswith("use operations Numba supports"), exc.hint
 
 
 def test_jit_vmap_grad_helper_failure_names_the_helper():

@@ -35,6 +35,12 @@ COUNTER = textwrap.dedent("""
 
     compiles = Count()
     event.register("numba:compile", compiles)
+
+    def leaves(out):          # a result's arrays and numbers, as JSON lists, in order
+        import numpy as np
+        if isinstance(out, (tuple, list)):
+            return [leaf for o in out for leaf in leaves(o)]
+        return [np.asarray(out).tolist()]
 """)
 
 CASES_CHILD = COUNTER + textwrap.dedent("""
@@ -42,10 +48,6 @@ CASES_CHILD = COUNTER + textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     import s2s, s2s.api
     import warm_cases
-    def leaves(out):
-        if isinstance(out, (tuple, list)):
-            return [leaf for o in out for leaf in leaves(o)]
-        return [np.asarray(out).tolist()]
     results = {{name: leaves(fn(*args)) for name, fn, args in warm_cases.cases(s2s)}}
     print(json.dumps({{"compiles": compiles.top, "stats": s2s.api.STATS, "results": results}}))
 """)
@@ -119,10 +121,6 @@ CORPUS_CHILD = COUNTER + textwrap.dedent("""
     import s2s
     from corpus import CASES, case_ids, case_rng
     from fd import assert_close
-    def leaves(out):
-        if isinstance(out, (tuple, list)):
-            return [leaf for o in out for leaf in leaves(o)]
-        return [np.asarray(out).tolist()]
     results, mismatches = {{}}, []
     for k, (cid, (fn, factory, argnums)) in enumerate(zip(case_ids(CASES), CASES)):
         if k % {shards} != {shard}:
