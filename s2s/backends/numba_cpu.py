@@ -1,7 +1,7 @@
 """Numba backends (CPU and parallel CPU): generated ANF -> nopython machine code.
 
 `lower(fdef)` rewrites the few constructs Numba does not compile into ones it
-does (the "lower" column of the rule table):
+does (the rule table's `lower` field is unused: the lowering is here and in numba_lower):
 - `reversed(range(...))` -> `reversed_range(...)` (a range Numba can iterate);
 - reductions with `axis`/`keepdims` -> `reduce_sum(x, axis, keepdims)` & co.;
 - `np.transpose(x, None)` -> `np.transpose(x)`;

@@ -22,8 +22,9 @@ class OpRule:
         name: its canonical spelling in generated source ("np.sin").
         adjoint: reverse-mode rule (a `Template` written with d[x] notation).
         tangent: forward-mode rule (a `Template` written with t[x] notation).
-        batch: batching rule (vmap); None until that pass lands.
-        lower: Numba lowering hint; None until that pass lands.
+        batch: unused (None): vmap's batching rules are the table in rules/batch_rules.py.
+        lower: unused (None): the Numba lowering is backends/numba_cpu.lower and the
+            helpers' Numba implementations in backends/numba_lower.py.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
         bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into
