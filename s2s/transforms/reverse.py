@@ -275,8 +275,12 @@ class ReverseBuilder:
         for p in self.spec.wrt:
             self.adj(p)
 
+        # Typed tapes hold each value after its assignment, so the value of an argument before its
+        # first reassignment is on no tape: the backward sweep reads it from a copy made at entry.
+        self.entry = {p: self.namer.fresh(p + "_entry") for p in self.nf.params if self.typed and p in self.saved}
         # Forward sweep (also decides what to push).
         fwd = self.fwd_block(body, set(self.nf.params))
+        fwd[:0] = [self._mark(copy_loc(assign(e, name(p)), fdef), p) for p, e in self.entry.items()]
         # Seed and backward sweep.
         state: dict[str, str] = {}
         seed_stmts: list = []
@@ -532,7 +536,8 @@ class ReverseBuilder:
         if var not in self.saved:
             return []
         if self.typed:   # drop this assignment's value; the previous one is now on top
-            value = _call(rt.restore, [name(self.tape_name("v_" + var)), name(var)])
+            before = self.entry.get(var, var)       # (an argument's first value: its entry copy)
+            value = _call(rt.restore, [name(self.tape_name("v_" + var)), name(before)])
         else:
             value = self.pop()
         return [self._mark(copy_loc(assign(var, value), s), var)]
