@@ -757,6 +757,7 @@ class Jitted:
         self._unfused: set = set()    # argument signatures that compile only without fusion
         self._inner_jits: dict = {}
         self._fast: dict = {}         # argument types -> the compiled code a call with them ran
+        self._as_scalars: set = set()  # signatures whose 0-d array arguments run as numbers
 
     def _options(self, fuse: bool = True) -> tuple:
         return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
@@ -851,6 +852,8 @@ class Jitted:
                 if not _is_compile_error(exc):
                     raise
                 del self._fast[key]    # the full dispatch below reports it (or falls back)
+        if self._as_scalars and _signature_key(args) in self._as_scalars:
+            return self(*_zero_d_as_numbers(args))
         fun = self.fun
         if isinstance(fun, Hessian):
             try:
@@ -873,7 +876,7 @@ class Jitted:
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         facts = arg_facts(args)
-        fused_path = None
+        fused_path = unfused_path = None
         try:
             gen = self.generated_for(len(args), fuse, facts)
             if fuse and self.target != "cuda":
@@ -889,7 +892,11 @@ class Jitted:
                 # other dtypes) compile the unfused code instead.
                 self._unfused.add(sig)
                 try:
-                    out = self._run_and_remember(self.generated_for(len(args), False, facts), args, key)
+                    gen = self.generated_for(len(args), False, facts)
+                    unfused_path = gen.path
+                    if numba_cache().known_to_fail(gen.path, args):
+                        raise TransformError("the unfused version did not compile for these argument types")
+                    out = self._run_and_remember(gen, args, key)
                 except Exception as exc2:
                     if not _is_compile_error(exc2):
                         raise
@@ -897,6 +904,21 @@ class Jitted:
                 else:
                     if fused_path is not None and self.cache:
                         numba_cache().remember_failure(fused_path, args)
+                    return out
+            if self.target != "cuda" and any(type(a) is np.ndarray and a.ndim == 0 for a in args):
+                # a 0-d array argument reassigned to a number (`x = np.sin(x) * x`) has two types for
+                # Numba; the generated Python computes with it as a number (np.float64 results):
+                # compile for the numbers instead, and remember that for this signature
+                try:
+                    out = self(*_zero_d_as_numbers(args))
+                except S2SError:
+                    pass
+                else:
+                    self._as_scalars.add(sig)
+                    if self.cache:
+                        for path in (fused_path, unfused_path):
+                            if path is not None:
+                                numba_cache().remember_failure(path, args)
                     return out
             if not self.fallback:
                 # a Numba failure: the unjitted transform's own refusal (a non-scalar output of
@@ -958,6 +980,11 @@ def _fast_key(args) -> tuple | None:
         else:
             return None
     return tuple(key)
+
+
+def _zero_d_as_numbers(args) -> tuple:
+    """The arguments with each 0-d array replaced by its element (a NumPy number)."""
+    return tuple(a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in args)
 
 
 def numba_cache():

@@ -50,3 +50,18 @@ def test_jit_value_and_grad_equals_value_and_grad(fn, args, argnum):
     np.testing.assert_allclose(jv, fn(*args), rtol=1e-12, atol=0.0)
     np.testing.assert_allclose(jv, v, rtol=1e-12, atol=0.0)
     np.testing.assert_allclose(jg, g, rtol=1e-12, atol=0.0)
+
+
+@pytest.mark.parametrize("fn, x", [(T.nested_loops_overwrite_argument, 0.7), (T.iterpower, -1.7),
+                                   (T.while_overwrites_argument, 1.2)])
+def test_jit_grad_of_a_zero_d_array_argument_that_is_reassigned(fn, x):
+    """A 0-d array argument reassigned to a number has two types for Numba (it failed to compile:
+    `Cannot unify array(float64, 0d, C) and float64`); jit computes with it as a number, as the
+    generated Python does (np.float64 results)."""
+    args = (np.array(x), 2) if fn is T.iterpower else (np.array(x),)
+    g = s2s.grad(fn)(*args)
+    jitted = s2s.jit(s2s.grad(fn))
+    for _ in range(2):        # the second call takes the remembered path
+        jg = jitted(*args)
+        np.testing.assert_allclose(jg, g, rtol=1e-12, atol=0.0)
+        assert np.ndim(jg) == 0

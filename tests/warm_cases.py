@@ -73,6 +73,13 @@ def mix(x, a):
     return np.sin(x) * a + a * a * x
 
 
+def nested_overwrite(x):
+    # a 0-d array argument reassigned to a number: jit runs it as a number (remembered in the cache)
+    for i in range(3):
+        x = np.sin(x) * x + 0.5
+    return x
+
+
 def _data():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(6, 4))
@@ -102,5 +109,6 @@ def cases(s2s):
         ("jit(hessian(smooth))", s2s.jit(s2s.hessian(smooth)), (d["x"][:4],)),
         ("jit(scaled_tanh) of a 0-d array", s2s.jit(scaled_tanh), (np.array(0.7),)),
         ("jit(vmap(mix, in_axes=(0, None))) with a float", s2s.jit(s2s.vmap(mix, in_axes=(0, None))), (d["x"], 2.0)),
+        ("jit(grad(nested_overwrite)) of a 0-d array", s2s.jit(s2s.grad(nested_overwrite)), (np.array(0.7),)),
         ("jit(grad(smooth), target='parallel')", s2s.jit(s2s.grad(smooth), target="parallel"), (d["x"],)),
     ]
