@@ -18,7 +18,7 @@ import gast
 
 from .. import runtime as rt
 from ..analysis.activity import varied
-from ..errors import NonDifferentiableError, UnsupportedSyntaxError
+from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, make_owned,
                       op_rule)
@@ -281,13 +281,27 @@ class ForwardBuilder:
                 if state[node.id] == MAYBE:
                     self.ensure_array(node.id, state, code)
                 return name(self.tan(node.id))
-            if isinstance(node, (gast.Tuple, gast.List)) and any(
-                    isinstance(e, gast.Name) and state.get(e.id, ZERO) != ZERO for e in node.elts):
-                elts = [self.tangent_or_zero(e.id, state, code) if isinstance(e, gast.Name)
-                        else _call(rt.zeros_like, [copy.deepcopy(e)]) for e in node.elts]
-                return type(node)(elts, gast.Load())
+            if isinstance(node, (gast.Tuple, gast.List)) and varied_inside(node):
+                return literal_tangent(node)
             dropped = True
             return name(_ZERO_ID)
+
+        def varied_inside(node) -> bool:
+            return any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in gast.walk(node))
+
+        def literal_tangent(node):
+            # the tangent of a list/tuple literal, nested ones included (np.array([[a, b], [c, d]]))
+            elts = []
+            for e in node.elts:
+                if isinstance(e, gast.Name):
+                    elts.append(self.tangent_or_zero(e.id, state, code))
+                elif isinstance(e, (gast.Tuple, gast.List)):
+                    elts.append(literal_tangent(e))
+                elif varied_inside(e):
+                    raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this element", s)
+                else:
+                    elts.append(_call(rt.zeros_like, [copy.deepcopy(e)]))
+            return type(node)(elts, gast.Load())
 
         # Active arguments a template does not differentiate would silently get zero tangents.
         contributed = {n.slice.id for st in tmpl.body for n in gast.walk(st)

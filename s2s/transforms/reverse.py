@@ -604,8 +604,9 @@ class ReverseBuilder:
                                  "wrap that argument in s2s.stop_gradient(...) if no gradient is wanted")
         used = [c for c in contribs if isinstance(c.target, gast.Name) and c.target.id in self.active]
         # A list/tuple argument (np.stack([a, b])): the contribution is a list of cotangents.
+        # Nested literals (np.array([[a, b], [c, d]])) get nested lists of cotangents.
         listed = [c for c in contribs if isinstance(c.target, (gast.Tuple, gast.List)) and any(
-            isinstance(e, gast.Name) and e.id in self.active for e in c.target.elts)]
+            isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(c.target))]
         for c in contribs:
             if not isinstance(c.target, (gast.Name, gast.Tuple, gast.List)) and any(
                     isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(c.target)):
@@ -620,10 +621,21 @@ class ReverseBuilder:
         for c in listed:
             parts = self.namer.temp()
             code.append(assign(parts, c.expr))
-            for k, e in enumerate(c.target.elts):
-                if isinstance(e, gast.Name) and e.id in self.active:
-                    self.accumulate(e.id, gast.Subscript(name(parts), const(k), gast.Load()), state, code)
+            self.accumulate_listed(c.target, parts, rule, s, state, code)
         return code
+
+    def accumulate_listed(self, target, parts: str, rule, s, state, code: list) -> None:
+        """Element k of the list/tuple literal `target` gets `parts[k]` (nested literals: nested)."""
+        for k, e in enumerate(target.elts):
+            if isinstance(e, gast.Name) and e.id in self.active:
+                self.accumulate(e.id, gast.Subscript(name(parts), const(k), gast.Load()), state, code)
+            elif isinstance(e, (gast.Tuple, gast.List)) and any(
+                    isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+                inner = self.namer.temp()
+                code.append(assign(inner, gast.Subscript(name(parts), const(k), gast.Load())))
+                self.accumulate_listed(e, inner, rule, s, state, code)
+            elif any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+                raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this element", s)
 
     def rev_setitem(self, s, state) -> list:
         tgt = s.targets[0]
