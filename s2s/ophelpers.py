@@ -114,6 +114,16 @@ def pad_width_along(x, axis, before, after):
     return tuple((before, after) if i == ax else (0, 0) for i in range(nd))
 
 
+def linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
+    """The weights w of np.linspace(start, stop, num) = start * (1 - w) + stop * w along axis 0,
+    shaped to broadcast against its result y."""
+    if retstep or axis != 0:
+        raise NotImplementedError("s2s differentiates np.linspace only with retstep=False and axis=0")
+    n = int(num)
+    w = np.arange(n) / max(n - 1 if endpoint else n, 1)
+    return np.reshape(w, (n,) + (1,) * (np.ndim(y) - 1))
+
+
 def negated(v):
     """-v for an int or a tuple of ints (np.roll shifts)."""
     if isinstance(v, (tuple, list)):

@@ -253,8 +253,11 @@ ISSUE_OPS = {
 }
 NONDIFF_OPS = [np.sign, np.floor, np.ceil, np.rint, np.trunc, np.greater, np.less, np.equal, np.argmax, np.argmin,
                np.argsort, np.isnan, np.isinf, np.isfinite, np.nonzero]
-CONSTRUCTORS = [np.zeros, np.ones, np.full, np.empty, np.zeros_like, np.ones_like, np.full_like, np.empty_like,
-                np.eye, np.identity, np.arange, np.linspace]
+CONSTRUCTORS = [np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.full_like, np.empty_like,
+                np.eye, np.identity, np.arange]
+# constructors whose float arguments carry a derivative: rules, fresh results
+# (tests/test_constructor_derivatives.py checks them against finite differences)
+DIFFERENTIABLE_CONSTRUCTORS = [np.full, np.linspace]
 
 
 @pytest.mark.parametrize("family", sorted(ISSUE_OPS))
@@ -268,6 +271,9 @@ def test_non_differentiable_ops_and_constructors_are_nondiff():
     bad = [f.__name__ for f in NONDIFF_OPS + CONSTRUCTORS if lookup(f) is None or not lookup(f).nondiff]
     assert not bad, f"not registered nondiff: {bad}"
     assert all(lookup(f).fresh for f in CONSTRUCTORS)
+    for f in DIFFERENTIABLE_CONSTRUCTORS:
+        rule = lookup(f)
+        assert rule.fresh and not rule.nondiff and rule.adjoint is not None and rule.tangent is not None, f
 
 
 def test_methods_map_to_registered_ops():

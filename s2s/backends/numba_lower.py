@@ -581,6 +581,19 @@ def _array_vjp(g, obj):
     return _impl_from_source("def impl(g, obj):\n" + "".join("    " + ln + "\n" for ln in body) + "    return out0\n")
 
 
+@overload(oh.linspace_weights)
+def _linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
+    if not _is_array(y) or y.ndim != 1:
+        return None          # a linspace of arrays: no compiled version (the error says so)
+
+    def impl(y, num, endpoint=True, retstep=False, axis=0):
+        if retstep or axis != 0:
+            raise ValueError("s2s differentiates np.linspace only with retstep=False and axis=0")
+        div = num - 1 if endpoint else num
+        return np.arange(num) / max(div, 1)
+    return impl
+
+
 @overload(oh.prod_except)
 def _prod_except(x, axis=None):
     if not _is_array(x) or x.ndim == 0:

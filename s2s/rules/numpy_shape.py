@@ -514,16 +514,43 @@ def array_vjp_rule_(y, g, obj):
 
 for _fn in (np.shape, np.ndim, np.size):
     nondiff(_fn, "np." + _fn.__name__)
-for _fn in (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-            np.full_like, np.eye, np.identity, np.arange, np.linspace, np.logspace, np.tri,
+for _fn in (np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
+            np.full_like, np.eye, np.identity, np.arange, np.logspace, np.tri,
             np.indices):
     nondiff(_fn, "np." + _fn.__name__, fresh=True)
+
+
+# Constructors whose float arguments carry a derivative (they were constants: silent zeros).
+@adjoint(np.full, "np.full", shape_only=("shape",))
+def full(y, shape, fill_value, dtype=None, order="C"):
+    d[fill_value] = unbroadcast(d[y], fill_value) * float_dtype_flag(dtype)
+
+
+@tangent(np.full, shape_only=("shape",))
+def full_(y, shape, fill_value, dtype=None, order="C"):
+    t[y] = (np.zeros(shape) + t[fill_value]) * float_dtype_flag(dtype)
+
+
+@adjoint(np.linspace, "np.linspace", shape_only=("num",))
+def linspace(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    d[start] = unbroadcast(d[y] * (1.0 - linspace_weights(y, num, endpoint, retstep, axis)), start)
+    d[stop] = unbroadcast(d[y] * linspace_weights(y, num, endpoint, retstep, axis), stop)
+
+
+@tangent(np.linspace, shape_only=("num",))
+def linspace_(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    t[y] = t[start] * (1.0 - linspace_weights(y, num, endpoint, retstep, axis)) + \
+        t[stop] * linspace_weights(y, num, endpoint, retstep, axis)
+
+
+register(np.full, "np.full", fresh=True)
+register(np.linspace, "np.linspace", fresh=True)
 for _fn in (builtins.len, builtins.range, builtins.reversed, builtins.int, builtins.bool, builtins.print,
             builtins.isinstance):
     nondiff(_fn, _fn.__name__)
 nondiff(builtins.slice, "slice")
 
-for _fn in (oh.negated, oh.tile_plan, oh.sort_inverse, oh.sort_order, oh.repeat_segments, oh.split_plan,
+for _fn in (oh.linspace_weights, oh.negated, oh.tile_plan, oh.sort_inverse, oh.sort_order, oh.repeat_segments, oh.split_plan,
             oh.diff_plan, oh.diff_part_shape, oh.diff_part_range, oh.diff_part_pad, oh.pad_index_map,
             oh.pad_border_mask):
     nondiff(_fn, _fn.__name__)

@@ -1,0 +1,31 @@
+"""Constructors whose float arguments carry a derivative (s2s reads these sources)."""
+import numpy as np
+
+K = np.arange(5.0)
+
+
+def linspace_endpoints(a, b):
+    # issue 16's repro: grad w.r.t. (a, b) was (0, 0); right: (2.5, 7.5)
+    return np.sum(np.linspace(a, b, 5) * K)
+
+
+def linspace_open(a, b):
+    return np.sum(np.sin(np.linspace(a, b, 5, endpoint=False)) * K)
+
+
+def linspace_of_vectors(v):
+    return np.sum(np.linspace(v, 2.0 * v, 4) ** 2)
+
+
+def full_of_scalar(x):
+    return np.sum(np.full((2, 3), x) * np.arange(6.0).reshape(2, 3))
+
+
+def full_then_written(x):
+    y = np.full(3, x)
+    y[1] = x * x
+    return np.sum(y * y)
+
+
+def full_of_row(r):
+    return np.sum(np.tanh(np.full((3, 2), r)) * np.arange(6.0).reshape(3, 2))

@@ -1,0 +1,66 @@
+"""np.linspace's endpoints and np.full's fill value carry derivatives (they were constants: zeros)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import constructor_cases as C  # noqa: E402
+import s2s  # noqa: E402
+from fd import assert_close, numeric_grad  # noqa: E402
+
+CASES = [
+    (C.linspace_endpoints, (0.0, 1.0), (0, 1)),
+    (C.linspace_open, (0.2, 1.1), (0, 1)),
+    (C.linspace_of_vectors, (np.array([0.5, 1.0]),), 0),
+    (C.full_of_scalar, (2.0,), 0),
+    (C.full_then_written, (1.5,), 0),
+    (C.full_of_row, (np.array([0.3, -0.6]),), 0),
+]
+IDS = [fn.__name__ for fn, _, _ in CASES]
+
+
+def test_closed_forms():
+    assert s2s.grad(C.linspace_endpoints, argnums=(0, 1))(0.0, 1.0) == pytest.approx((2.5, 7.5), rel=1e-12)
+    assert s2s.grad(C.full_of_scalar)(2.0) == pytest.approx(15.0, rel=1e-12)
+    assert s2s.grad(C.full_then_written)(1.5) == pytest.approx(2 * 1.5 * 2 + 4 * 1.5 ** 3, rel=1e-12)
+
+
+def _as_tuple(g, argnums):
+    return g if isinstance(argnums, tuple) else (g,)
+
+
+@pytest.mark.parametrize("fn, args, argnums", CASES, ids=IDS)
+def test_grad_and_jvp_match_finite_differences(fn, args, argnums):
+    got = _as_tuple(s2s.grad(fn, argnums=argnums)(*args), argnums)
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    for g, k in zip(got, nums):
+        fd = numeric_grad(fn, args, k)
+        assert_close(g, fd, rtol=1e-6, atol=1e-8, what=f"grad({fn.__name__}) arg {k}")
+        tangents = tuple(np.ones_like(np.asarray(a, float)) if j == k else np.zeros_like(np.asarray(a, float))
+                         for j, a in enumerate(args))
+        _, t = s2s.jvp(fn, args, tangents)
+        assert t == pytest.approx(float(np.sum(fd)), rel=1e-6, abs=1e-8)
+
+
+# Numba compiles np.linspace without keywords and np.full with a scalar fill value only
+COMPILED = (C.linspace_endpoints, C.full_of_scalar, C.full_then_written)
+
+
+@pytest.mark.parametrize("fn, args, argnums", [c for c in CASES if c[0] in COMPILED],
+                         ids=[i for c, i in zip(CASES, IDS) if c[0] in COMPILED])
+def test_jit_grad_equals_grad(fn, args, argnums):
+    want = _as_tuple(s2s.grad(fn, argnums=argnums)(*args), argnums)
+    got = _as_tuple(s2s.jit(s2s.grad(fn, argnums=argnums))(*args), argnums)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0.0)
+
+
+@pytest.mark.parametrize("fn, args", [(C.linspace_of_vectors, (np.array([0.5, 1.0]),)),
+                                      (C.full_of_row, (np.array([0.3, -0.6]),))])
+def test_what_numba_cannot_compile_is_refused_at_the_users_line(fn, args):
+    with pytest.raises(s2s.TransformError, match="Numba cannot compile") as info:
+        s2s.jit(s2s.grad(fn))(*args)
+    assert info.value.filename == C.__file__ and info.value.lineno == fn.__code__.co_firstlineno + 1
