@@ -29,3 +29,16 @@ def full_then_written(x):
 
 def full_of_row(r):
     return np.sum(np.tanh(np.full((3, 2), r)) * np.arange(6.0).reshape(3, 2))
+
+
+def r_of_values(x):
+    # issue 16's repro: grad was [0, 0]; right: [0, 1]
+    return np.sum(np.r_[x, np.ones(2)] * np.arange(4.0))
+
+
+def r_of_scalars(a, b):
+    return np.sum(np.r_[a, 2.0 * b, a * b] ** 2)
+
+
+def c_of_columns(x):
+    return np.sum(np.c_[x, x * x])

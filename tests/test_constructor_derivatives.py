@@ -18,6 +18,8 @@ CASES = [
     (C.full_of_scalar, (2.0,), 0),
     (C.full_then_written, (1.5,), 0),
     (C.full_of_row, (np.array([0.3, -0.6]),), 0),
+    (C.r_of_values, (np.array([0.4, -0.2]),), 0),
+    (C.r_of_scalars, (1.5, 0.5), (0, 1)),
 ]
 IDS = [fn.__name__ for fn, _, _ in CASES]
 
@@ -26,6 +28,14 @@ def test_closed_forms():
     assert s2s.grad(C.linspace_endpoints, argnums=(0, 1))(0.0, 1.0) == pytest.approx((2.5, 7.5), rel=1e-12)
     assert s2s.grad(C.full_of_scalar)(2.0) == pytest.approx(15.0, rel=1e-12)
     assert s2s.grad(C.full_then_written)(1.5) == pytest.approx(2 * 1.5 * 2 + 4 * 1.5 ** 3, rel=1e-12)
+    np.testing.assert_allclose(s2s.grad(C.r_of_values)(np.zeros(2)), [0.0, 1.0], rtol=1e-12)
+    a, b = 1.5, 0.5
+    assert s2s.grad(C.r_of_scalars, argnums=(0, 1))(a, b) == pytest.approx((2 * a + 2 * a * b * b, 8 * b + 2 * a * a * b))
+
+
+def test_np_c_is_refused_not_zero():
+    with pytest.raises(s2s.UnsupportedSyntaxError, match="np.c_"):
+        s2s.grad(C.c_of_columns)(np.ones(3))
 
 
 def _as_tuple(g, argnums):
@@ -46,7 +56,7 @@ def test_grad_and_jvp_match_finite_differences(fn, args, argnums):
 
 
 # Numba compiles np.linspace without keywords and np.full with a scalar fill value only
-COMPILED = (C.linspace_endpoints, C.full_of_scalar, C.full_then_written)
+COMPILED = (C.linspace_endpoints, C.full_of_scalar, C.full_then_written, C.r_of_values)   # (np.atleast_1d of a float: not in Numba)
 
 
 @pytest.mark.parametrize("fn, args, argnums", [c for c in CASES if c[0] in COMPILED],

@@ -926,6 +926,9 @@ class Normalizer:
         return name(result)
 
     def expr_Subscript(self, node, out):
+        trick = self.try_resolve(node.value) if isinstance(node.value, (gast.Name, gast.Attribute)) else None
+        if trick is np.r_ or trick is np.c_:
+            return self.index_trick(trick, node, out)
         base = self.atom(node.value, out)
         if isinstance(base, gast.Name) and base.id in self.aggregates:
             elems = self.aggregates[base.id]
@@ -941,6 +944,23 @@ class Normalizer:
                                  "stack the values into an array (np.stack) to index it with a variable")
             return self.call_rule(rt.choose, [index] + options, node)
         return gast.Subscript(base, self.index(node.slice, out), gast.Load())
+
+    def index_trick(self, trick, node, out) -> Any:
+        """`np.r_[a, b, ...]` of values is np.concatenate of their 1-d forms (the index carries the
+        values: read as an index, their derivatives would be lost).  Slices, string directives and
+        np.c_ are refused."""
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if trick is np.c_ or any(isinstance(i, gast.Slice) or (isinstance(i, gast.Constant) and isinstance(i.value, str))
+                                 for i in items):
+            what = "np.c_[...]" if trick is np.c_ else "np.r_[...] with slices or string directives"
+            raise self.error(UnsupportedSyntaxError, f"s2s does not differentiate {what}", node,
+                             "write np.concatenate([...]), np.column_stack([...]) or np.arange / np.linspace instead")
+        parts = []
+        for item in items:
+            tmp = self.namer.temp()
+            out.append(assign(tmp, self.call_rule(np.atleast_1d, [self.atom(item, out)], node), node))
+            parts.append(name(tmp))
+        return self.call_rule(np.concatenate, [gast.Tuple(parts, gast.Load())], node)     # (a tuple: Numba too)
 
     def index(self, node, out) -> Any:
         if isinstance(node, gast.Slice):
