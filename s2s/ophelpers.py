@@ -492,6 +492,12 @@ def safe_log(a):
 
 # ----- reductions --------------------------------------------------------------
 
+def std_scale(g, y):
+    """g / y, and 0 where the standard deviation y is 0: a constant input (one element, or all
+    equal), where 0 is the derivative (size 1) or a subgradient, not 0 / 0."""
+    return g / np.where(y == 0.0, np.inf, y)
+
+
 def cumsum_vjp(g, a, axis=None):
     """Cotangent of a in y = np.cumsum(a, axis): reversed cumulative sums."""
     if axis is None:

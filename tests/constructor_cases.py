@@ -42,3 +42,15 @@ def r_of_scalars(a, b):
 
 def c_of_columns(x):
     return np.sum(np.c_[x, x * x])
+
+
+def std_of(x):
+    return np.std(x)
+
+
+def var_of(x):
+    return np.var(x)
+
+
+def std_weighted(x):
+    return np.std(x) * 3.0 + np.std(x * x)

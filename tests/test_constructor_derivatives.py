@@ -74,3 +74,26 @@ def test_what_numba_cannot_compile_is_refused_at_the_users_line(fn, args):
     with pytest.raises(s2s.TransformError, match="Numba cannot compile") as info:
         s2s.jit(s2s.grad(fn))(*args)
     assert info.value.filename == C.__file__ and info.value.lineno == fn.__code__.co_firstlineno + 1
+
+
+@pytest.mark.parametrize("fn", [C.std_of, C.var_of, C.std_weighted])
+@pytest.mark.parametrize("x", [3.5, np.array([2.0]), np.ones((1, 2)), np.full(3, 0.5)], ids=["float", "1", "1x2", "equal"])
+def test_std_and_var_of_a_constant_input_have_zero_derivative(fn, x):
+    """np.std of one element (or of equal ones) is constant: derivative 0 (autograd's answer;
+    0 is a subgradient for equal elements), where the rule divided 0 by 0 (s2s.grad(np.std)(3.5)
+    was nan)."""
+    grads = [s2s.grad(fn)(x)]
+    if np.ndim(x):        # (Numba has no np.std / np.var of a float)
+        grads.append(s2s.jit(s2s.grad(fn))(x))
+    for g in grads:
+        np.testing.assert_array_equal(g, np.zeros_like(np.asarray(x, float)))
+    _, t = s2s.jvp(fn, (x,), (np.ones_like(np.asarray(x, float)),))
+    assert t == 0.0
+
+
+def test_std_second_derivatives_match_finite_differences():
+    x = np.array([1.0, 2.0, 4.0])
+    g = s2s.grad(C.std_of)
+    h_fd = np.stack([numeric_grad(lambda y, k=k: g(y)[k], (x,), 0) for k in range(3)])
+    assert_close(s2s.hessian(C.std_of)(x), h_fd, rtol=1e-5, atol=1e-7, what="hessian(std)")
+    assert_close(g(x), numeric_grad(C.std_of, (x,), 0), rtol=1e-6, atol=1e-8, what="grad(std)")

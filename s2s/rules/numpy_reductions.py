@@ -73,14 +73,14 @@ def var_(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correcti
 
 @adjoint(np.std, "np.std")
 def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correction=None):
-    d[a] = expand_reduced(d[y] / y, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True)) \
+    d[a] = expand_reduced(std_scale(d[y], y), a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True)) \
         / var_dof(a, axis, ddof, correction)
 
 
 @tangent(np.std)
 def std_(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correction=None):
-    t[y] = np.sum(t[a] * (a - np.mean(a, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims) \
-        / (var_dof(a, axis, ddof, correction) * y)
+    t[y] = std_scale(np.sum(t[a] * (a - np.mean(a, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims)
+                     / var_dof(a, axis, ddof, correction), y)
 
 
 @adjoint(np.cumsum, "np.cumsum")
