@@ -32,6 +32,7 @@ import copy
 import dataclasses
 import inspect
 import math
+import re
 import types
 from typing import Any
 
@@ -1243,7 +1244,8 @@ class Normalizer:
             raise self.error(TransformError, f"bad call to {fn.__name__}: {exc}", node) from None
         params = [a.id for a in fdef.args.args]
         local = params + sorted(assigned_names(fdef.body) - set(params))
-        suffix = fn.__name__.strip("_") or "fn"
+        # (an identifier: a lambda's name is `<lambda>`)
+        suffix = re.sub(r"\W", "", fn.__name__).strip("_") or ("lambda" if fn.__name__ == "<lambda>" else "fn")
         rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
         result = self.namer.fresh(f"{suffix}_out")
         body_src = list(fdef.body)
