@@ -59,3 +59,9 @@ def argument_overwritten_before_and_in_loop(x):
         s = s + x * x
         x = np.sin(x)
     return s + x
+
+
+def self_assignment(x, y):
+    # found by tests/test_random_programs.py: `x = x` reset x's cotangent (grad was 0)
+    x = x
+    return np.sum(y) + np.sum(x * x)

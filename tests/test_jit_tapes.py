@@ -31,6 +31,7 @@ CASES = [
     (T.while_overwrites_argument, (1.2,), 0),
     (T.break_after_overwrite, (1.0,), 0),
     (T.argument_overwritten_before_and_in_loop, (0.4,), 0),
+    (T.self_assignment, (np.array([0.4, -0.7]), 1.5), 0),
 ]
 IDS = [f"{fn.__name__}-{k}" for k, (fn, _, _) in enumerate(CASES)]
 

@@ -27,7 +27,10 @@ def operand_names(value) -> list[str]:
             return []
         return [value.operand.id] if isinstance(value.operand, gast.Name) else []
     if isinstance(value, gast.Subscript):
-        return [value.value.id] if isinstance(value.value, gast.Name) else []
+        # the index's names too: an index computed from a differentiated value (`obj[x]` of an
+        # object whose __getitem__ computes) must be seen, then refused, never taken as constant
+        index = [n.id for n in gast.walk(value.slice) if isinstance(n, gast.Name)]
+        return ([value.value.id] if isinstance(value.value, gast.Name) else []) + index
     if isinstance(value, gast.Call):
         rule = lookup(getattr(value, "s2s_fn", None))
         if rule is not None and rule.nondiff:

@@ -246,6 +246,10 @@ class ForwardBuilder:
             return code
         if isinstance(value, gast.Subscript):
             base = value.value.id
+            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in gast.walk(value.slice)):
+                raise self.error(NonDifferentiableError, "s2s does not differentiate through an index: the value "
+                                 "used as an index here depends on a differentiated input", s,
+                                 "index with integers or masks; for np.r_-like objects, use np.concatenate")
             if state.get(base, ZERO) != ZERO:
                 self.ensure_array(base, state, code)
                 self.set_tangent(v, gast.Subscript(name(self.tan(base)), copy.deepcopy(value.slice), gast.Load()),

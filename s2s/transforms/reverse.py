@@ -546,6 +546,9 @@ class ReverseBuilder:
         v = s.targets[0].id
         value = s.value
         code: list = []
+        if isinstance(value, gast.Name) and value.id == v:
+            # `x = x`: nothing changes (its cotangent is its own; resetting it lost the gradient)
+            return self.restore(v, s)
         fn = getattr(value, "s2s_fn", None)
         if fn is rt.pop:
             st = value.args[0].id
@@ -570,6 +573,10 @@ class ReverseBuilder:
             return code
         if isinstance(value, gast.Subscript):
             base = value.value.id
+            if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(value.slice)):
+                raise self.error(NonDifferentiableError, "s2s does not differentiate through an index: the value "
+                                 "used as an index here depends on a differentiated input", s,
+                                 "index with integers or masks; for np.r_-like objects, use np.concatenate")
             if base in self.active:
                 self.ensure_owned(base, state, code)
                 index = _index_expr(value.slice)
