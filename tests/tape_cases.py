@@ -65,3 +65,20 @@ def self_assignment(x, y):
     # found by tests/test_random_programs.py: `x = x` reset x's cotangent (grad was 0)
     x = x
     return np.sum(y) + np.sum(x * x)
+
+
+def argument_reassigned_twice(x, y):
+    # found by the random-program tests: jit(grad) w.r.t. y gave 1.8 for 2 y = 1.0 (the dead
+    # restore of y's second value was dropped, so the first restore read the wrong tape entry)
+    v = y * y
+    y = x * 3.0
+    y = x * 2.0
+    return np.sum(v)
+
+
+def scalar_argument_reassigned_in_loop(x):
+    # found by the random-program tests: jit(grad) 18.18 for 13.99
+    for i in range(2):
+        x = x + 1.0
+        x = x * x
+    return x

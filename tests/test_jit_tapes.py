@@ -32,6 +32,9 @@ CASES = [
     (T.break_after_overwrite, (1.0,), 0),
     (T.argument_overwritten_before_and_in_loop, (0.4,), 0),
     (T.self_assignment, (np.array([0.4, -0.7]), 1.5), 0),
+    (T.argument_reassigned_twice, (0.3, 0.5), 1),
+    (T.argument_reassigned_twice, (np.array([0.3, 0.1]), np.array([0.5, -0.2])), 1),
+    (T.scalar_argument_reassigned_in_loop, (0.3,), 0),
 ]
 IDS = [f"{fn.__name__}-{k}" for k, (fn, _, _) in enumerate(CASES)]
 

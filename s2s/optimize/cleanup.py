@@ -29,6 +29,14 @@ def _pure(value) -> bool:
     return True
 
 
+def _pops_live_tape(value, live: set[str]) -> bool:
+    """`v = restore(tape, ...)` drops the tape's newest value: while the tape is read later (by
+    earlier assignments' restores) it must stay, even if v itself is dead, or the later reads
+    get the wrong entries (`y = x * 3.0; y = x * 2.0` under jit(grad) restored y wrongly)."""
+    return isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.restore and bool(value.args) \
+        and isinstance(value.args[0], gast.Name) and value.args[0].id in live
+
+
 def _live_names(body: list) -> set[str]:
     """Mark and sweep: names read by statements that matter (returns, effects, control
     flow, and assignments/writes to names that are themselves live)."""
@@ -42,7 +50,7 @@ def _live_names(body: list) -> set[str]:
             if isinstance(s, gast.Assign):
                 tgt = s.targets[0]
                 if isinstance(tgt, gast.Name):
-                    if tgt.id in live or not _pure(s.value):
+                    if tgt.id in live or not _pure(s.value) or _pops_live_tape(s.value, live):
                         reads = _names(s.value)
                 else:   # y[i] = v matters if y does
                     if tgt.value.id in live:
@@ -101,7 +109,8 @@ def _sweep(stmts: list, live: set[str], loop_free_reads: set[str] = frozenset())
     for s in stmts:
         if isinstance(s, gast.Assign):
             tgt = s.targets[0]
-            dead_name = isinstance(tgt, gast.Name) and tgt.id not in live and _pure(s.value)
+            dead_name = isinstance(tgt, gast.Name) and tgt.id not in live and _pure(s.value) \
+                and not _pops_live_tape(s.value, live)
             dead_write = isinstance(tgt, gast.Subscript) and tgt.value.id not in live and _pure(s.value)
             if dead_name or dead_write:
                 changed = True
@@ -131,7 +140,7 @@ def _live_in(stmts: list, live: set[str], dead: set[int]) -> set[str]:
     for s in reversed(stmts):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             v = s.targets[0].id
-            if v not in live and _pure(s.value):
+            if v not in live and _pure(s.value) and not _pops_live_tape(s.value, live):
                 dead.add(id(s))
                 continue
             dead.discard(id(s))
