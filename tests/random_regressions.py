@@ -1,0 +1,155 @@
+"""Minimal programs from failures the random-program tests found (tests/test_random_programs.py).
+
+Each is a module-level function so s2s can read its source; the test that uses it says which
+property failed and how.
+"""
+import numpy as np
+
+
+def self_assignment(x, y):
+    # grad w.r.t. x is ones; s2s gave zeros (fixed)
+    x = x
+    return np.sum(y) + np.sum(x)
+
+
+def self_assignment_local(x):
+    z = x
+    z = z
+    return z * 2.0
+
+
+def rebind_written_array(x, y):
+    # refused: "`out` may alias another array", although the written array is np.zeros(2)
+    out = np.zeros(2)
+    out[0] = x
+    s = np.sum(out)
+    out = y
+    return s + np.sum(out)
+
+
+def reassign_unbatched_argument(x, y):
+    # vmap(in_axes=(0, None)): y is not batched; after `y = x * y` it is
+    y = x * y
+    return np.sum(y)
+
+
+def reassign_unbatched_argument_in_branch(x, y):
+    if x > 0.6:
+        y = y * 2.0
+    return np.sum(y) + x
+
+
+def reassign_unbatched_argument_in_loop_not_run(x, y):
+    k = 0
+    while 0.7 < 0.6 and k < 2:
+        k = k + 1
+        y = y * x
+    return np.sum(y)
+
+
+def reassign_unbatched_argument_unbatched_branch(x, y):
+    # both branches give x an unbatched value, then y = y * x reassigns the unbatched argument
+    if np.sum(y) > 0.25:
+        x = np.mean(y)
+    else:
+        x = np.sum(y) * 2.0
+    for i in range(2):
+        y = y * x
+    return np.sum(y)
+
+
+def early_return_unbatched_condition(x, y):
+    # vmap(grad): the backward sweep of the code after the return pops a tape never pushed
+    if y > 0.6:
+        return np.sum(x)
+    x = np.sin(x)
+    return np.sum(x)
+
+
+def view_of_array_rebuilt_in_loop(x):
+    # refused: "`t1` refers to (a view of) `out`, which is written into later", though `out`
+    # is a new np.zeros(2) in every iteration
+    s = 0.0
+    for i in range(2):
+        out = np.zeros(2)
+        out[0] = x
+        s = s + np.sum(out[::-1])
+    return s
+
+
+def _fill(a):
+    out = np.zeros(2)
+    out[0] = a
+    return out[::-1] * 2.0
+
+
+def view_of_helper_array_in_loop(x):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(_fill(x))
+    return s
+
+
+def jit_fused_sum_of_scalar(x, y):
+    # jit(f) with a scalar y and an array x: the fused loop adds y to np.sum(y) once per element
+    z = y + x
+    return np.sum(y) + np.sum(z)
+
+
+def scalar_argument_reassigned_in_loop(x):
+    # jit(grad), scalar x (fixed): `x = x + 1.0` pushed x on the typed tape, its adjoint popped nothing,
+    # so the adjoint of `x = x * x` read the wrong iteration's value
+    for i in range(2):
+        x = x + 1.0
+        x = x * x
+    return x
+
+
+def other_scalar_argument_reassigned_in_loop(x, y):
+    for i in range(2):
+        y = y * x
+        y = y + 1.0
+    return np.sum(y)
+
+
+def argument_reassigned_twice(x, y):
+    # jit(grad) w.r.t. y was 2 * (3 x) where 2 y is right (the adjoint of v = y * y restores the
+    # value of the first reassignment instead of y's entry value); no loop needed
+    v = y * y
+    y = x * 3.0
+    y = x * 2.0
+    return np.sum(v)
+
+
+def rebind_written_array_to_expression(x, y):
+    out = np.zeros(2)
+    out[0] = x
+    out = out * 2.0
+    return np.sum(out)
+
+
+def augmented_assignment_to_written_array(x, y):
+    out = np.zeros(2)
+    out[0] = x
+    out -= 2.0 * x
+    return np.sum(out)
+
+
+def jit_fused_sum_into_operand(x, y):
+    # jit(f): `y_e = 0.0` (the accumulator) and `y_e = elem(y_flat, i)` (y's element) in one loop
+    y = np.sum(x * y)
+    return y
+
+
+def _self_assignment_in_else(a, b):
+    if a[2] * b < 0.25:
+        v = -b
+    else:
+        b = b
+    return b
+
+
+def helper_self_assignment_in_branch(x, y):
+    # vmap(grad): AttributeError 'Pass' object has no attribute 'value' (s2s/transforms/batching.py)
+    x = _self_assignment_in_else(y, x)
+    return np.sum(y) - 0.3 * x
