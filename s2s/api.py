@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import gast
 import numpy as np
 
-from . import pytree
+from . import precision, pytree
 from .codegen import emit
 from .errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
 from .frontend.normalize import normalize
@@ -172,6 +172,11 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
     elif transform == "vmap":
         fdef = batch(nf, BatchSpec(in_axes=list(opts["in_axes"]), out_axes=opts["out_axes"],
                                    axis_size=opts["axis_size"], name=name, example_fn=src_fn))
+        if backend == "numba" and nf.namespace.get("example_fn") is src_fn:
+            # the per-example loop (no array form) calls the function itself: compiled code calls its
+            # compiled primal (numba_cpu lowers per_example to a loop over the examples)
+            primal_opts = tuple((k, v) for k, v in options if k in ("backend", "target", "cache", "tapes", "fuse"))
+            nf.namespace["example_fn"] = _build(src_fn, "primal", (), False, False, primal_opts).fn
     else:
         fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
                                        tapes=opts.get("tapes", "single")))
@@ -270,6 +275,10 @@ class Transformed:
         return self.generated().source
 
     def __call__(self, *args):
+        args, low = precision.widen(args)      # float32 in, float32 out (computed in float64)
+        return precision.narrow(self._call(args), low)
+
+    def _call(self, args):
         if any(0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.argnums):
             return self._call_tree(args)
         gen = self.generated()
@@ -414,6 +423,7 @@ def vjp(fun: Callable, *primals):
     """
     if not primals:
         raise ArgumentError("vjp needs at least one primal argument")
+    primals, low = precision.widen(primals)
     t = Transformed(fun, "vjp", tuple(range(len(primals))))
     gen = t.generated()
     src = source_function(fun)
@@ -424,18 +434,28 @@ def vjp(fun: Callable, *primals):
     def vjp_fn(cotangent):
         if np.shape(cotangent) != np.shape(out):
             raise ArgumentError(f"vjp_fn expects a cotangent of shape {np.shape(out)}, got {np.shape(cotangent)}")
-        return gen.fn(cotangent, *primals)
+        return precision.narrow(gen.fn(precision.widen((cotangent,))[0][0], *primals), low)
     vjp_fn.source = gen.source
-    return out, vjp_fn
+    return precision.narrow(out, low), vjp_fn
 
 
-def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
+def jvp(fun: Callable, primals: Sequence | None = None, tangents: Sequence | None = None, *,
+        argnums: int | Sequence[int] = 0):
     """Forward mode: `(fun(*primals), J @ tangents)` from generated tangent source.
 
     Args:
         primals, tangents: tuples (or lists) of the same length and matching shapes.
+
+    Without primals, the tangent function itself (as Tangent's forward mode gives it):
+    `jvp(f, argnums=(0, 1))(x, y, tx, ty) == (f(x, y), J_x tx + J_y ty)`, which `jit` compiles.
     """
-    primals, tangents = tuple(primals), tuple(tangents)
+    if primals is None and tangents is None:
+        return Transformed(fun, "jvp", argnums)
+    if primals is None or tangents is None:
+        raise ArgumentError("jvp takes both primals and tangents (or neither, for the tangent function)")
+    (primals, tangents), low = precision.widen((tuple(primals), tuple(tangents)))
+    if low is not None:
+        return precision.narrow(jvp(fun, primals, tangents), low)
     if len(primals) != len(tangents):
         raise ArgumentError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
     for i, (p, t) in enumerate(zip(primals, tangents)):
@@ -527,9 +547,10 @@ class Hessian:
             self._jac = jacfwd(grad(fun, argnums=self.nums[0]), self.nums[0])
 
     def __call__(self, *args):
+        args, low = precision.widen(args)
         if self.is_tuple:
-            return tuple(tuple(b(*args) for b in row) for row in self._blocks)
-        return self._jac(*args)
+            return precision.narrow(tuple(tuple(b(*args) for b in row) for row in self._blocks), low)
+        return precision.narrow(self._jac(*args), low)
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0):
@@ -609,6 +630,10 @@ class Batched:
         return self.generated_for(nargs).fn
 
     def __call__(self, *args):
+        args, low = precision.widen(args)
+        return precision.narrow(self._call(args), low)
+
+    def _call(self, args):
         if isinstance(self.fun, Batched):
             return self._nested(args)
         if any(not pytree.is_leaf(pytree.tree_flatten(a)[1]) for a in args):
@@ -842,6 +867,10 @@ class Jitted:
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
     def __call__(self, *args):
+        args, low = precision.widen(args)      # one float64 compiled path for float32 inputs too
+        return precision.narrow(self._call(args), low)
+
+    def _call(self, args):
         # Fast path: a call with the argument types of an earlier successful call runs its code.
         key = _fast_key(args)
         gen = self._fast.get(key) if key is not None else None
@@ -853,7 +882,7 @@ class Jitted:
                     raise
                 del self._fast[key]    # the full dispatch below reports it (or falls back)
         if self._as_scalars and _signature_key(args) in self._as_scalars:
-            return self(*_zero_d_as_numbers(args))
+            return self._call(_zero_d_as_numbers(args))
         fun = self.fun
         if isinstance(fun, Hessian):
             try:
@@ -910,7 +939,7 @@ class Jitted:
                 # Numba; the generated Python computes with it as a number (np.float64 results):
                 # compile for the numbers instead, and remember that for this signature
                 try:
-                    out = self(*_zero_d_as_numbers(args))
+                    out = self._call(_zero_d_as_numbers(args))
                 except S2SError:
                     pass
                 else:

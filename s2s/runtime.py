@@ -600,10 +600,13 @@ def bunbroadcast_vjp(d, g, gb, xb):
 
 
 # ----- fused loops (compiled backends) -------------------------------------------------
-def fused_size(arrays):
+def fused_size(arrays, summed=()):
     """Element count of a fused loop over `arrays` (scalars broadcast); -1 unless every
-    array has one shape (then the unfused code runs)."""
+    array has one shape (then the unfused code runs), and each group in `summed` (what a
+    fused sum reads) holds an array."""
     if any(isinstance(a, np.ndarray) and a.ndim == 0 for a in arrays):
+        return -1
+    if not all(any(isinstance(a, np.ndarray) for a in group) for group in summed):
         return -1
     shapes = {np.shape(a) for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0}
     if len(shapes) != 1:

@@ -153,3 +153,81 @@ def helper_self_assignment_in_branch(x, y):
     # vmap(grad): AttributeError 'Pass' object has no attribute 'value' (s2s/transforms/batching.py)
     x = _self_assignment_in_else(y, x)
     return np.sum(y) - 0.3 * x
+
+
+def _first(a):
+    return a[0] * 2.0
+
+
+def array_rebuilt_in_loop_passed_to_helper(x):
+    # refused: "`a__first` refers to (a view of) `out`, which is written into later"
+    s = 0.0
+    for i in range(2):
+        out = np.zeros(2)
+        out[0] = x
+        s = s + _first(out)
+    return s
+
+
+def view_then_rebound(x):
+    # a view of `out`, then `out` bound to a new array and written: the view's array is not
+    # written again (was refused as "written into later")
+    out = np.zeros(2)
+    out[0] = x
+    v = out[::-1]
+    out = np.zeros(2)
+    out[1] = x * 3.0
+    out[0] = x * x
+    return np.sum(v * out) + np.sum(v)
+
+
+def view_carried_to_next_iteration(x):
+    prev = np.ones(2)
+    s = 0.0
+    for i in range(3):
+        out = np.zeros(2)
+        out[0] = x * (i + 1.0)
+        out[1] = np.sin(x) + prev[0]
+        s = s + np.sum(prev * out)
+        prev = out[::-1]
+    return s + np.sum(prev)
+
+
+def _recurrence(a, b):
+    out0 = np.zeros(4)
+    out0[0] = b
+    for i1 in range(1, 4):
+        out0[i1] = -0.7 * out0[i1 - 1] + b
+    return out0
+
+
+def helper_array_returned_in_loop(x, y):
+    # found by the random-program tests (float32 stream): the helper's written array, returned
+    # whole and inlined in a loop, was refused as a view written into later
+    x = ((x - x) / (1.0 + x * x))
+    for i2 in range(2):
+        y = np.tanh(_recurrence((x * y), 0.1))
+    x = np.sum(_recurrence(y, x))
+    x = np.sum(_recurrence((y + y), x))
+    return np.sum(y) + np.sum(x)
+
+
+def rebound_only_in_branch(x):
+    # `out` is made anew only when x > 0: the view may see a later write, still refused
+    out = np.zeros(2)
+    s = 0.0
+    for i in range(2):
+        if x > 0:
+            out = np.zeros(2)
+        out[0] = x * (i + 1.0)
+        s = s + np.sum(out[::-1])
+    return s
+
+
+def write_after_rebinding_to_argument(x, y):
+    # `out` is y (the caller's array) when written: still refused
+    out = np.zeros(2)
+    out[0] = x
+    out = y
+    out[1] = x
+    return np.sum(out)

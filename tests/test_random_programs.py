@@ -20,7 +20,8 @@ Constructs s2s still gets wrong are left out or their checks skipped (KNOWN_BUGS
 with an xfail regression test at the end of this file), so that the CI profile passes.
 
 The jit properties (2, 3 and jit of 5) run on a deterministic quarter of the programs, the
-hessian on every other scalar-x program (compiling and generating are most of the time). Any failure prints the program and its arguments.
+hessian on every other scalar-x program (compiling and generating are most of the time).
+Any failure prints the program and its arguments (paste them into tests/random_regressions.py).
 
 Profiles (environment variables):
     (none)             CI: 8 shards x 40 programs, fixed seeds.
@@ -65,28 +66,13 @@ COLLECT = os.environ.get("S2S_PROGRAMS_COLLECT")
 PHASES = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if os.environ.get("S2S_SHRINK") == "1" else ())
 BATCH = 3
 EXACT = 1e-12      # jit and vmap must not change an answer
+F32_EXACT = 3e-7   # float32 results: float64 computations rounded once (two float32 ulps)
 
 # Constructs the generator leaves out while s2s gets them wrong; each has an xfail regression
 # test below. Remove a name when its bug is fixed.
-#   rebind-written-array: `out = np.zeros(n); out[0] = ...; out = y` (or `out = out * 2.0`, or
-#       `out -= ...`) is refused (rebind_written_array); the generator never reassigns a written array
-#   vmap-reassigned-unbatched-argument: vmap(f, in_axes=(0, None)) of an f that reassigns y
-#       (vmap_reassigned_unbatched_argument*); the vmap checks skip such programs
-#   vmap-grad-early-return: vmap(grad(f)) of an early return under an unbatched condition
-#       (vmap_grad_early_return); the vmap(grad) check skips programs with an early return
-#   view-of-written-array: a view of an array made (np.zeros) and written in a loop body (or in a
-#       helper called in a loop) is refused (view_of_array_rebuilt_in_loop)
-#   jit-fused-sum-of-scalar: jit(f) of `z = y + x; return np.sum(y) + np.sum(z)` (y a scalar, x an
-#       array) adds y once per element of x (jit_fused_sum_of_scalar); the generator leaves out
-#       np.sum of a scalar
-#   vmap-grad-self-assignment: vmap(grad(f)) crashes on `b = b` in a branch of a helper
-#       (helper_self_assignment_in_branch); the vmap(grad) check skips programs with a self-assignment
-#   jit-fused-sum-into-operand: jit(f) of `y = np.sum(x * y)`: the fused loop's accumulator y_e is
-#       also the name of y's element (jit_fused_sum_into_operand); the generator writes
-#       `y = (1.0 * np.sum(... y ...))`
+#   (none today: names that were here are fixed, their regression tests below)
 # S2S_PROGRAMS_AVOID overrides the list (comma-separated; empty: check everything).
-_DEFAULT_KNOWN = ("rebind-written-array,vmap-reassigned-unbatched-argument,vmap-grad-early-return,"
-                  "vmap-grad-self-assignment,view-of-written-array,jit-fused-sum-of-scalar,jit-fused-sum-into-operand")
+_DEFAULT_KNOWN = ""
 KNOWN_BUGS = frozenset(x for x in os.environ.get("S2S_PROGRAMS_AVOID", _DEFAULT_KNOWN).split(",") if x)
 
 STATS: collections.Counter = collections.Counter()
@@ -231,12 +217,19 @@ def argnums_for(prog):
     return [(0, 1), 0, 1][(prog.digest >> 4) % 3]
 
 
+def _float64(args):
+    return tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a for a in args)
+
+
 def check_program(prog, folder):
     mod = load(prog.source, folder)
     f = mod.f
     args = prog.args()
     before = copy_args(args)
-    value = f(*copy_args(args))
+    low = prog.x_type == "float32"
+    exact = F32_EXACT if low else EXACT
+    ref_args = _float64(args)        # float32 programs: the references are the float64 program's
+    value = f(*copy_args(ref_args))
     assume(np.ndim(value) == 0 and np.isfinite(value) and abs(float(value)) < 1e6)
     STATS["programs"] += 1
     for feature in prog.features:
@@ -253,29 +246,33 @@ def check_program(prog, folder):
             fails.add("grad", "argument modified", f"argument changed from {b!r} to {a!r}")
     if g is not None:
         for k, n in enumerate(nums):
-            expected = fd_stable(f, args, n)
+            expected = fd_stable(f, ref_args, n)
             if expected is None:
                 STATS["skipped grad (finite differences unstable)"] += 1
                 continue
-            fails.check("grad", _leaves(g)[k] if isinstance(argnums, tuple) else g, expected, 1e-5, 1e-6)
+            got = _leaves(g)[k] if isinstance(argnums, tuple) else g
+            fails.check("grad", got, expected, 1e-5, 1e-6)
+            if low and n == 0 and type(args[1]) is float and np.asarray(got).dtype != np.float32:
+                # (float32 x with a Python float y: float32; with a float64 y, NumPy promotes to float64)
+                fails.add("grad", "wrong dtype", f"grad w.r.t. a float32 array is {np.asarray(got).dtype}")
 
     # 2. jit(grad) == grad, at these and at other argument values (the remembered path)
     if do_jit and g is not None:
         jg_fn = s2s.jit(s2s.grad(f, argnums=argnums))
         jg = fails.run("jit(grad)", lambda: jg_fn(*args), jit=True)
         if jg is not None:
-            fails.check("jit(grad)", jg, g, EXACT)
+            fails.check("jit(grad)", jg, g, exact)
             args2 = prog.args(1)
             g2 = fails.run("grad", lambda: s2s.grad(f, argnums=argnums)(*args2))
             jg2 = fails.run("jit(grad) second call", lambda: jg_fn(*args2), jit=True)
             if g2 is not None and jg2 is not None:
-                fails.check("jit(grad) second call", jg2, g2, EXACT)
+                fails.check("jit(grad) second call", jg2, g2, exact)
 
     # 3. jit(f) == f
     if do_jit:
         jf = fails.run("jit(f)", lambda: s2s.jit(f)(*args), jit=True)
         if jf is not None:
-            fails.check("jit(f)", jf, value, EXACT)
+            fails.check("jit(f)", jf, value, exact)
 
     # 4. jvp / vjp
     rng = np.random.default_rng(prog.seed + 1)
@@ -284,22 +281,23 @@ def check_program(prog, folder):
     vj = fails.run("vjp", lambda: s2s.vjp(f, *args))
     cts = None
     if vj is not None:
-        fails.check("vjp primal", vj[0], value, EXACT)
+        fails.check("vjp primal", vj[0], value, exact)
         cts = fails.run("vjp", lambda: vj[1](1.0))
         if cts is not None and g is not None:
             fails.check("vjp == grad", tuple(cts[n] for n in nums), tuple(_leaves(g)), 1e-10)
     if jv is not None:
-        fails.check("jvp primal", jv[0], value, EXACT)
+        fails.check("jvp primal", jv[0], value, exact)
         if cts is not None:
             terms = [float(np.sum(np.asarray(c) * np.asarray(t))) for c, t in zip(cts, tangents)]
             scale = max(1.0, sum(abs(t) for t in terms))
-            fails.check("<vjp, t> == jvp", float(jv[1]), sum(terms), 1e-9, 1e-9 * scale)
+            fails.check("<vjp, t> == jvp", float(jv[1]), sum(terms), 1e-6 if low else 1e-9,
+                        (1e-6 if low else 1e-9) * scale)
 
     # 5. vmap over a batch of x
     if "vmap-reassigned-unbatched-argument" in KNOWN_BUGS and "y reassigned" in prog.features:
         STATS["skipped vmap (known bug: y reassigned)"] += 1
     else:
-        check_vmap(prog, f, args, fails, do_jit)
+        check_vmap(prog, f, args, fails, do_jit, exact)
 
     # 6. hessian of a scalar-x program (every other one: generating it is slow)
     if prog.x_kind == 0 and (prog.digest >> 8) % 2 == 0:
@@ -307,18 +305,19 @@ def check_program(prog, folder):
     fails.report()
 
 
-def check_vmap(prog, f, args, fails, do_jit):
+def check_vmap(prog, f, args, fails, do_jit, exact=EXACT):
     xs = prog.x_batch(BATCH)
     y = args[1]
-    ref = fails.run("vmap reference", lambda: np.array([f(xs[b], y) for b in range(BATCH)]))
+    xs64 = _float64((xs,))[0]
+    ref = fails.run("vmap reference", lambda: np.array([f(xs64[b], y) for b in range(BATCH)]))
     if ref is not None and np.all(np.isfinite(ref)):
         got = fails.run("vmap", lambda: s2s.vmap(f, in_axes=(0, None))(xs, y))
         if got is not None:
-            fails.check("vmap", got, ref, EXACT)
+            fails.check("vmap", got, ref, exact)
         if do_jit:
             jgot = fails.run("jit(vmap)", lambda: s2s.jit(s2s.vmap(f, in_axes=(0, None)))(xs, y), jit=True)
             if jgot is not None:
-                fails.check("jit(vmap)", jgot, ref, EXACT)
+                fails.check("jit(vmap)", jgot, ref, exact)
         if "vmap-grad-early-return" in KNOWN_BUGS and "early return" in prog.features:
             STATS["skipped vmap(grad) (known bug: early return)"] += 1
             return
@@ -326,11 +325,11 @@ def check_vmap(prog, f, args, fails, do_jit):
             STATS["skipped vmap(grad) (known bug: self-assignment)"] += 1
             return
         gref = fails.run("vmap(grad) reference",
-                         lambda: np.stack([np.asarray(s2s.grad(f)(xs[b], y)) for b in range(BATCH)]))
+                         lambda: np.stack([np.asarray(s2s.grad(f)(xs64[b], y)) for b in range(BATCH)]))
         if gref is not None:
             vg = fails.run("vmap(grad)", lambda: s2s.vmap(s2s.grad(f), in_axes=(0, None))(xs, y))
             if vg is not None:
-                fails.check("vmap(grad)", vg, gref, EXACT)
+                fails.check("vmap(grad)", vg, gref, exact)
 
 
 def type_like(a, rng):
@@ -397,20 +396,44 @@ def test_regression_self_assignment_grad(workdir, fn, args):
     _fd_check(fn, args)
 
 
-@pytest.mark.xfail(strict=True, reason="loud error: UnsupportedSyntaxError '`out` may alias another array' for "
-                                       "an np.zeros array rebound to an argument after its writes")
+# an np.zeros array rebound (to an argument, an expression, `-=`) after its last write was refused as
+# "`out` may alias another array"; fixed: rebinding after the last write, outside the writes' loops,
+# keeps the writes' array fresh (s2s/transforms/reverse.py, _fresh_arrays)
 @pytest.mark.parametrize("fn", [R.rebind_written_array, R.rebind_written_array_to_expression,
                                 R.augmented_assignment_to_written_array], ids=["argument", "expression", "-="])
 def test_regression_rebind_written_array(workdir, fn):
-    _fd_check(fn, (0.5, np.array([1.0, 2.0])))
+    args = (0.5, np.array([1.0, 2.0]))
+    for n in (0, 1):
+        _fd_check(fn, args, n)
+        np.testing.assert_allclose(s2s.jit(s2s.grad(fn, argnums=n))(*args), s2s.grad(fn, argnums=n)(*args),
+                                   rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="loud error: UnsupportedSyntaxError 'refers to (a view of) `out`, which "
-                                       "is written into later' for an array made anew in each loop iteration")
-@pytest.mark.parametrize("fn", [R.view_of_array_rebuilt_in_loop, R.view_of_helper_array_in_loop],
-                         ids=["in loop", "helper in loop"])
-def test_regression_view_of_array_rebuilt_in_loop(workdir, fn):
-    _fd_check(fn, (0.5,))
+def test_regression_write_after_rebinding_to_argument_refused(workdir):
+    with pytest.raises(s2s.UnsupportedSyntaxError, match="may alias another array"):
+        s2s.grad(R.write_after_rebinding_to_argument)(0.5, np.array([1.0, 2.0]))
+
+
+# a view of an array made anew (np.zeros) and written in each loop iteration was refused as "written
+# into later"; fixed: a write after the view is allowed when the array is bound to a new one on every
+# path between them (s2s/transforms/reverse.py, _check_aliases)
+@pytest.mark.parametrize("fn, args", [
+    (R.view_of_array_rebuilt_in_loop, (0.5,)), (R.view_of_helper_array_in_loop, (0.5,)),
+    (R.array_rebuilt_in_loop_passed_to_helper, (0.5,)), (R.view_then_rebound, (0.7,)),
+    (R.view_carried_to_next_iteration, (0.7,)),
+    (R.helper_array_returned_in_loop, (-1.24, np.array([-0.79, 0.9, 0.25, -1.2]))),
+], ids=["in loop", "helper in loop", "passed to helper", "rebound", "carried", "helper returned"])
+def test_regression_view_of_array_rebuilt_in_loop(workdir, fn, args):
+    for n in range(len(args)):
+        _fd_check(fn, args, n)
+        g = s2s.grad(fn, argnums=n)(*args)
+        np.testing.assert_allclose(s2s.jit(s2s.grad(fn, argnums=n), fallback=fn is R.view_carried_to_next_iteration)(
+            *args), g, rtol=1e-12)
+
+
+def test_regression_view_of_array_rebound_only_in_branch_refused(workdir):
+    with pytest.raises(s2s.UnsupportedSyntaxError, match="written into later"):
+        s2s.grad(R.rebound_only_in_branch)(0.5)
 
 
 def _vmap_check(fn, xs, y, grad=False):
@@ -419,16 +442,20 @@ def _vmap_check(fn, xs, y, grad=False):
     got = s2s.vmap(g, in_axes=(0, None))(xs, y)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
     assert np.shape(got) == ref.shape
+    if not grad:
+        jgot = s2s.jit(s2s.vmap(g, in_axes=(0, None)))(xs, y)
+        np.testing.assert_allclose(jgot, ref, rtol=1e-12, atol=1e-12)
+        assert np.shape(jgot) == ref.shape
 
 
-@pytest.mark.xfail(strict=True, reason="silent wrong value: vmap(in_axes=(0, None)) of `y = x * y` treats the "
-                                       "unbatched argument y as batched from the start (per-example x[b] * y[b])")
+# vmap(in_axes=(0, None)) of an f that reassigns its unbatched argument y to a batched value read
+# y as batched from the start (per-example x[b] * y[b]: wrong values, wrong shapes when the loop
+# or branch that reassigns it does not run, or crashes); fixed: such an argument is expanded to
+# the batch on entry (s2s/transforms/batching.py, prologue)
 def test_regression_vmap_reassigned_unbatched_argument_wrong_value(workdir):
     _vmap_check(R.reassign_unbatched_argument, np.array([0.5, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]))
 
 
-@pytest.mark.xfail(strict=True, reason="loud error (crash, IndexError/ValueError in the generated code): vmap of "
-                                       "an f that reassigns its unbatched argument y")
 @pytest.mark.parametrize("fn, y, grad", [
     (R.reassign_unbatched_argument, 0.5, False),
     (R.reassign_unbatched_argument_in_branch, np.array([0.2, 0.3]), False),
@@ -438,29 +465,28 @@ def test_regression_vmap_reassigned_unbatched_argument_crash(workdir, fn, y, gra
     _vmap_check(fn, np.array([0.1, 0.7, 0.9]), y, grad)
 
 
-@pytest.mark.xfail(strict=True, reason="silent wrong value (wrong shape (2,) for (3,)): vmap of an unbatched "
-                                       "loop or branch that may reassign the unbatched argument y")
 @pytest.mark.parametrize("fn", [R.reassign_unbatched_argument_in_loop_not_run,
                                 R.reassign_unbatched_argument_unbatched_branch], ids=["while not run", "branch"])
 def test_regression_vmap_reassigned_unbatched_argument_shape(workdir, fn):
     _vmap_check(fn, np.array([0.1, 0.7, 0.9]), np.array([0.2, 0.3]))
 
 
-@pytest.mark.xfail(strict=True, reason="loud error (crash: IndexError pop from empty list): vmap(grad) of an early "
-                                       "return under an unbatched condition pops a tape the forward sweep skipped")
+# vmap(grad) of an early return under an unbatched condition popped a tape the forward sweep skipped
+# (IndexError): the branch condition, pushed beside per-example arrays, came back from the tape as
+# batched and both branches ran; fixed: a pop restoring a pushed variable is batched as the variable is
 def test_regression_vmap_grad_early_return(workdir):
     _vmap_check(R.early_return_unbatched_condition, np.array([[0.1, 0.7], [0.3, 0.2]]), 1.0, grad=True)
 
 
-@pytest.mark.xfail(strict=True, reason="loud error (crash: AttributeError 'Pass' object has no attribute 'value' "
-                                       "in batching.py): vmap(grad) of a helper with `b = b` in a branch")
+# vmap(grad) of a helper with `b = b` in a branch crashed (AttributeError 'Pass' object has no
+# attribute 'value' in batching.py); fixed
 def test_regression_vmap_grad_helper_self_assignment_in_branch(workdir):
     _vmap_check(R.helper_self_assignment_in_branch, np.array([0.41, 0.2, -0.3]), np.array([-0.69, -1.38, -1.45]),
                 grad=True)
 
 
-@pytest.mark.xfail(strict=True, reason="silent wrong value: jit(f) fuses np.sum(y) of a scalar y into the loop over "
-                                       "x's elements and adds y once per element (-2.05 for -1.36)")
+# jit(f) fused np.sum(y) of a scalar y into the loop over x's elements and added y once per
+# element (-2.05 for -1.36); fixed: fused_size also checks that what a fused sum reads holds an array
 def test_regression_jit_fused_sum_of_scalar(workdir):
     fn, args = R.jit_fused_sum_of_scalar, (np.array([0.41, 0.3]), -0.69)
     np.testing.assert_allclose(s2s.jit(fn)(*args), fn(*args), rtol=1e-12)
@@ -481,8 +507,8 @@ def test_regression_jit_grad_argument_reassigned_twice(workdir, fn, args, argnum
     np.testing.assert_allclose(s2s.jit(s2s.grad(fn, argnums=argnum))(*args), g, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="silent wrong value: jit(f) of `y = np.sum(x * y)`: the fused reduction's "
-                                       "accumulator y_e is also y's element variable (-0.364 for -0.767)")
+# jit(f) of `y = np.sum(x * y)`: the fused sum's accumulator was also y's element variable (-0.364
+# for -0.767); fixed: such a sum accumulates in a fresh `y_sum`
 @pytest.mark.parametrize("y", [-1.30, np.array([0.5, 2.0])], ids=["scalar", "array"])
 def test_regression_jit_fused_sum_into_operand(workdir, y):
     fn, args = R.jit_fused_sum_into_operand, (np.array([1.31, -0.72]), y)

@@ -26,8 +26,8 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import Namer, assign, call_named, const, name, namer_for
-from . import memory, numba_cache, numba_lower, vecmath  # noqa: F401 - importing registers the Numba overloads
+from ..frontend.normalize import Namer, assign, call_named, const, copy_loc, name, namer_for
+from . import memory, numba_cache, numba_lower, numba_numpy, vecmath  # noqa: F401 - importing registers the Numba overloads
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
                id(np.min): "reduce_min", id(np.amin): "reduce_min", id(np.prod): "reduce_prod",
@@ -54,7 +54,7 @@ def _jitted_helper(value):
     module = value.__module__
     glb = _MODULE_GLOBALS.get(module)
     if glb is None:
-        glb = dict(value.__globals__)
+        glb = numba_numpy.compiled_globals(value.__globals__)   # np with Numba stand-ins
         _MODULE_GLOBALS[module] = glb
         for k, v in list(glb.items()):
             if _jittable(v):
@@ -77,7 +77,7 @@ def _jittable(value) -> bool:
 def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:
     """The generated module's globals for Numba: helpers without an overload are njit-compiled
     as they are (plain NumPy), the rest keep their names (their overloads apply)."""
-    out = dict(ns)
+    out = numba_numpy.compiled_globals(ns)     # np (and scipy.special) with Numba stand-ins
     for key, value in ns.items():
         if _jittable(value):
             out[key] = _jitted_helper(value)
@@ -93,7 +93,9 @@ def namespace_additions() -> dict[str, Any]:
             "reduce_prod": numba_lower.reduce_prod, "reduce_mean": numba_lower.reduce_mean,
             "fast_exp": rt.fast_exp, "fast_tanh": rt.fast_tanh, "fast_sin": rt.fast_sin, "fast_cos": rt.fast_cos,
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
-            "prange": numba.prange}
+            "prange": numba.prange, "bmap_empty": numba_lower.bmap_empty, "bmap_put": numba_lower.bmap_put,
+            "stack_empty": numba_lower.stack_empty, "stack_put": numba_lower.stack_put,
+            "stack_finish": numba_lower.stack_finish}
 
 
 def _const(node):
@@ -179,6 +181,106 @@ class _Lower(gast.NodeTransformer):
     def resolve(self, node):
         return resolve_call(node, self.namespace)
 
+    # ----- per-example loops (vmap): bmap and per_example as explicit loops ------------------
+    def visit_Assign(self, node):
+        value = node.value
+        if isinstance(value, gast.Call) and isinstance(node.targets[0], gast.Name) and self.resolve(value) is rt.bmap:
+            loop = self.bmap_loop(node.targets[0].id, value, node)
+            if loop is not None:
+                return self.visit_block(loop)
+        self.generic_visit(node)
+        return node
+
+    def visit_Return(self, node):
+        value = node.value
+        if isinstance(value, gast.Call) and self.resolve(value) is rt.per_example:
+            loop = self.per_example_loop(value, node)
+            if loop is not None:
+                return self.visit_block(loop)
+        self.generic_visit(node)
+        return node
+
+    def example_loop(self, target: str, size, example, empty: str, put: str, like) -> list:
+        """`target` = the stacked results of example(b) for b in range(size): example 0 first (its
+        value sizes the result), then the others; a batch of no examples is refused (np.stack is)."""
+        first = self.namer.fresh(target + "_0")
+        b = self.namer.fresh("b")
+        msg = "vmap: a per-example loop needs at least one example (np.stack of no arrays)"
+        check = gast.If(test=gast.Compare(copy.deepcopy(size), [gast.Lt()], [const(1)]),
+                        body=[gast.Raise(exc=gast.Call(func=name("ValueError"), args=[const(msg)], keywords=[]),
+                                         cause=None)], orelse=[])
+        put_first = gast.Expr(call_named(put, [name(target), const(0), name(first)]))
+        put_rest = gast.Expr(call_named(put, [name(target), name(b), example(name(b))]))
+        loop = gast.For(target=name(b, gast.Store()), iter=call_named("range", [const(1), copy.deepcopy(size)]),
+                        body=[put_rest], orelse=[], type_comment=None)
+        out = [check, assign(first, example(const(0))), assign(target, call_named(empty, [name(first), copy.deepcopy(size)])),
+               put_first, loop]
+        for s in out:
+            copy_loc(s, like)
+        return out, first
+
+    def bmap_loop(self, target: str, call, node):
+        """t = bmap(fn, (args...), (flags...), batch, {kwargs}) -> a loop calling fn per example."""
+        if len(call.args) < 4 or call.keywords:
+            return None
+        fn_node, args, flags, size = call.args[:4]
+        kws = call.args[4] if len(call.args) > 4 else const(None)
+        if not isinstance(args, gast.Tuple) or not isinstance(flags, gast.Tuple) or len(args.elts) != len(flags.elts) \
+                or not all(isinstance(f, gast.Constant) and isinstance(f.value, bool) for f in flags.elts):
+            return None
+        if isinstance(kws, gast.Dict):
+            if not all(isinstance(k, gast.Constant) and isinstance(k.value, str) for k in kws.keys):
+                return None
+            keywords = [(k.value, v) for k, v in zip(kws.keys, kws.values)]
+        elif isinstance(kws, gast.Constant) and kws.value is None:
+            keywords = []
+        else:
+            return None
+        fn = resolve_call(gast.Call(func=fn_node, args=[], keywords=[]), self.namespace)
+        from ..transforms.batching import _getitem
+
+        def example(b):
+            ex = [gast.Subscript(copy.deepcopy(a), copy.deepcopy(b), gast.Load()) if f.value else copy.deepcopy(a)
+                  for a, f in zip(args.elts, flags.elts)]
+            if fn is _getitem and len(ex) == 2 and not keywords:     # x[index] per example
+                return gast.Subscript(ex[0], ex[1], gast.Load())
+            c = gast.Call(func=copy.deepcopy(fn_node), args=ex,
+                          keywords=[gast.keyword(k, copy.deepcopy(v)) for k, v in keywords])
+            c.s2s_fn = fn
+            return c
+        loop, _ = self.example_loop(target, size, example, "bmap_empty", "bmap_put", node)
+        return loop
+
+    def per_example_loop(self, call, node):
+        """return per_example(example_fn, (args...), in_axes, out_axes, batch) -> a loop calling
+        the compiled example function per example, each output stacked at its out_axes."""
+        if len(call.args) != 5 or call.keywords:
+            return None
+        fn_node, args, in_axes, out_axes, size = call.args
+        if not isinstance(args, gast.Tuple) or not isinstance(in_axes, gast.Tuple) \
+                or len(args.elts) != len(in_axes.elts) or not all(
+                    isinstance(a, gast.Constant) and (a.value is None or isinstance(a.value, int)) for a in in_axes.elts):
+            return None
+        if not _constant_axes(out_axes):
+            return None
+
+        def take(a, ax, b):     # np.take(a, b, axis=ax) as a basic index (a view)
+            if ax is None:
+                return copy.deepcopy(a)
+            parts = [gast.Slice(None, None, None) for _ in range(ax)] + [copy.deepcopy(b)] if ax >= 0 else \
+                [const(Ellipsis), copy.deepcopy(b)] + [gast.Slice(None, None, None) for _ in range(-ax - 1)]
+            return gast.Subscript(copy.deepcopy(a), gast.Tuple(parts, gast.Load()) if len(parts) > 1 else parts[0],
+                                  gast.Load())
+
+        def example(b):
+            return gast.Call(func=copy.deepcopy(fn_node), args=[take(a, ax.value, b) for a, ax in
+                                                                zip(args.elts, in_axes.elts)], keywords=[])
+        out = self.namer.fresh("stacked")
+        loop, first = self.example_loop(out, size, example, "stack_empty", "stack_put", node)
+        ret = gast.Return(value=call_named("stack_finish", [name(out), name(first), copy.deepcopy(out_axes)]))
+        copy_loc(ret, node)
+        return loop + [ret]
+
     def visit_For(self, node):
         self.generic_visit(node)
         it = node.iter
@@ -206,6 +308,10 @@ class _Lower(gast.NodeTransformer):
             return gast.Call(func=gast.Attribute(node.args[0], "append", gast.Load()), args=[node.args[1]], keywords=[])
         if fn is rt.pop:
             return gast.Call(func=gast.Attribute(node.args[0], "pop", gast.Load()), args=[], keywords=[])
+        if fn is builtins.abs and len(node.args) == 1 and not node.keywords:   # abs of an array too
+            new = gast.Call(func=gast.Attribute(name("np"), "abs", gast.Load()), args=node.args, keywords=[])
+            new.s2s_fn = np.abs
+            return new
         fast = _FAST_MATH.get(id(fn))
         if fast is not None and len(node.args) == 1 and not node.keywords and not self.scalar_math:
             new = gast.Call(func=name(fast), args=node.args, keywords=[])
@@ -258,6 +364,12 @@ class _Lower(gast.NodeTransformer):
             step = args[2] if len(args) > 2 else gast.Constant(1, None)
             return gast.BinOp(copy.deepcopy(start), gast.Add(), gast.BinOp(k, gast.Mult(), copy.deepcopy(step)))
         return node
+
+
+def _constant_axes(node) -> bool:
+    if isinstance(node, gast.Constant):
+        return node.value is None or isinstance(node.value, int)
+    return isinstance(node, gast.Tuple) and all(_constant_axes(e) for e in node.elts)
 
 
 def _as_array(node):

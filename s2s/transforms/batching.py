@@ -79,6 +79,7 @@ class BatchBuilder:
         self.namer = namer_for(nf.node, nf.namespace)
         self.size = self.namer.fresh("batch")
         self.stacks: set[str] = set()    # tapes: containers of (batched) values, never expanded
+        self.matched: set[str] = set()   # tapes whose pops restore pushed variables (matched_tapes)
         self.defined: set[str] = set(nf.params)
 
     def error(self, cls, msg, node, hint=None):
@@ -86,8 +87,39 @@ class BatchBuilder:
         return src.error(cls, msg, node, hint)
 
     # ----- which variables are batched ------------------------------------------
+    def matched_tapes(self, body) -> set[str]:
+        """Tapes each pop of which restores a variable pushed on it (`push(tape, v)` ... `v = pop(tape)`):
+        what such a pop gives back is batched when that variable is, whatever else the tape holds
+        (a branch condition pushed beside per-example arrays stays one flag for the batch)."""
+        pushed: dict[str, set] = {}
+        bad: set[str] = set()
+        popped: list = []
+        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) in (rt.push, rt.pop) and n.args \
+                    and isinstance(n.args[0], gast.Name):
+                tape = n.args[0].id
+                if n.s2s_fn is rt.push:
+                    if len(n.args) == 2 and isinstance(n.args[1], gast.Name):
+                        pushed.setdefault(tape, set()).add(n.args[1].id)
+                    else:
+                        bad.add(tape)
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) \
+                    and getattr(n.value, "s2s_fn", None) is rt.pop and n.value.args \
+                    and isinstance(n.value.args[0], gast.Name) and isinstance(n.targets[0], gast.Name):
+                popped.append((n.value.args[0].id, n.targets[0].id, n.value))
+        pops_seen = {id(v) for _, _, v in popped}
+        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) is rt.pop and id(n) not in pops_seen \
+                    and n.args and isinstance(n.args[0], gast.Name):
+                bad.add(n.args[0].id)     # a pop used some other way
+        for tape, target, _ in popped:
+            if target not in pushed.get(tape, ()):
+                bad.add(tape)
+        return set(pushed) - bad
+
     def analyse(self, body, params_batched: set[str]) -> set[str]:
         batched = set(params_batched)
+        matched = self.matched = self.matched_tapes(body)
         changed = True
         while changed:
             changed = False
@@ -102,7 +134,11 @@ class BatchBuilder:
                 for s in stmts:
                     if isinstance(s, gast.Assign):
                         t = s.targets[0]
-                        if isinstance(t, gast.Name):
+                        if isinstance(t, gast.Name) and getattr(s.value, "s2s_fn", None) is rt.pop \
+                                and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id in matched:
+                            if ctx_batched:       # else batched as the variable is by its other assignments
+                                mark(t.id)
+                        elif isinstance(t, gast.Name):
                             if ctx_batched or self.value_batched(s.value, batched):
                                 mark(t.id)
                         else:
@@ -168,6 +204,10 @@ class BatchBuilder:
         for p, ax in zip(params, in_axes):
             if ax is not None and ax != 0:
                 out.append(assign(p, _call(rt.bmove, [name(p), const(ax)])))
+            elif ax is None and p in self.batched:
+                # an unbatched argument the function later reassigns to a batched value: a batched
+                # variable holds the batch from the start (each example sees the same value)
+                out.append(assign(p, _call(rt.bexpand, [name(p), name(self.size)])))
         out[0].s2s_section = "batch of examples on axis 0"
         for s in out:
             copy_loc(s, fdef)
@@ -573,9 +613,9 @@ class BatchBuilder:
         fn = getattr(call, "s2s_fn", None)
         if fn is rt.push:
             st, v = call.args
-            if st.id in self.batched and not self.is_b(v):
-                value = _call(rt.bexpand, [v, name(self.size)]) if not (isinstance(v, gast.Name)) else \
-                    _call(rt.bexpand, [v, name(self.size)])
+            if st.id in self.batched and not self.is_b(v) and st.id not in self.matched:
+                # (on a matched tape the pop gives the value back to an unbatched variable as it is)
+                value = _call(rt.bexpand, [v, name(self.size)])
                 return [copy_loc(_expr_stmt(_call(rt.push, [st, value])), s)]
             return [s]
         if fn is rt.add_at:
@@ -619,6 +659,8 @@ class BatchBuilder:
         for st in stmts:
             if isinstance(st, gast.If):
                 env = self._select(st, env, code)
+                continue
+            if isinstance(st, gast.Pass):     # (what is left of `b = b`)
                 continue
             value = copy.deepcopy(st.value)
             if hasattr(st.value, "s2s_fn"):

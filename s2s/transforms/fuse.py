@@ -273,11 +273,19 @@ class Fuser:
         flat = {v: self.namer.fresh(v + "_flat") for v in inputs}
         out_flat = {v: self.namer.fresh(v + "_out") for v in outputs}
         elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + defined)}
+        acc = self.accumulators(run_body, sums, inputs, elem)
         code: list = [copy.deepcopy(s) for s in hoisted]
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
-        code.append(assign(n, call_named("fused_size", [args])))
+        size_args = [args]
+        summed = self.unsure_sums(run_body, sums, inputs)
+        if summed:
+            # a sum in the loop adds one element per i: right only if its operand has the loop's
+            # shape, not when every array it reads turns out to be a number
+            size_args.append(gast.Tuple([gast.Tuple([name(v) for v in s], gast.Load()) for s in summed],
+                                        gast.Load()))
+        code.append(assign(n, call_named("fused_size", size_args)))
         loop_body: list = [assign(elem[v], call_named("elem", [name(flat[v]), name(i)])) for v in inputs]
-        loop_body += self.per_element(run_body, sums, elem)
+        loop_body += self.per_element(run_body, sums, elem, acc)
         for v in outputs:
             loop_body.append(assign(gast.Subscript(name(out_flat[v]), name(i), gast.Store()), name(elem[v])))
         fused: list = [assign(flat[v], call_named("flat_view", [name(v)])) for v in inputs]
@@ -289,12 +297,12 @@ class Fuser:
             fused.append(assign(v, call_named("fused_empty", [shape_of])))
             fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
         for v in sum_outputs:
-            fused.append(assign(elem[v], const(0.0)))
+            fused.append(assign(acc[v], const(0.0)))
         loop = gast.For(target=name(i, gast.Store()), iter=gast.Call(func=name("range"), args=[name(n)], keywords=[]),
                         body=loop_body, orelse=[], type_comment=None)
         fused.append(loop)
         for v in sum_outputs:
-            fused.append(assign(v, name(elem[v])))
+            fused.append(assign(v, name(acc[v])))
         guard = gast.If(test=gast.Compare(name(n), [gast.GtE()], [const(0)]), body=fused, orelse=run)
         first = run[0]
         for c in code + [guard]:
@@ -376,6 +384,7 @@ class Fuser:
         flat = {v: self.namer.fresh(v + "_flat") for v in inputs}
         out_flat = {v: self.namer.fresh(v + "_out") for v in outputs}
         elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + [s.targets[0].id for s in run_body])}
+        acc = self.accumulators(run_body, sums, inputs, elem)
         full = [v for v in inputs if cls[v] == "full"]
         trail = [v for v in inputs if cls[v] == "trail"]
         tup = lambda vs: gast.Tuple([name(v) for v in vs], gast.Load())
@@ -385,7 +394,7 @@ class Fuser:
         at = lambda v: name(c if cls[v] == "trail" else i)
         inner: list = [assign(i, gast.BinOp(gast.BinOp(name(r), gast.Mult(), name(cols)), gast.Add(), name(c)))]
         inner += [assign(elem[v], call_named("elem", [name(flat[v]), at(v)])) for v in inputs]
-        inner += self.per_element(run_body, sums, elem)
+        inner += self.per_element(run_body, sums, elem, acc)
         for v in outputs:
             target = gast.Subscript(name(out_flat[v]), at(v), gast.Store())
             value = name(elem[v])
@@ -404,7 +413,7 @@ class Fuser:
             fused.append(assign(v, call_named("fused_zeros" if v in reduces else "fused_empty", [shape_of])))
             fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
         for v in sum_outputs:
-            fused.append(assign(elem[v], const(0.0)))
+            fused.append(assign(acc[v], const(0.0)))
         rng = lambda n: gast.Call(func=name("range"), args=[name(n)], keywords=[])
         inner_loop = gast.For(target=name(c, gast.Store()), iter=rng(cols), body=inner, orelse=[], type_comment=None)
         outer_loop = gast.For(target=name(r, gast.Store()), iter=rng(rows), body=[inner_loop], orelse=[],
@@ -413,21 +422,47 @@ class Fuser:
         outer_loop.s2s_rows_accumulate = bool(reduces)   # rows write one sum: no prange over them
         fused.append(outer_loop)
         for v in sum_outputs:
-            fused.append(assign(v, name(elem[v])))
+            fused.append(assign(v, name(acc[v])))
         guard = gast.If(test=gast.Compare(name(rows), [gast.GtE()], [const(0)]), body=fused, orelse=run)
         for node in code + [guard]:
             copy_loc(node, run[0])
         guard.s2s_section = "fused: one loop over the rows and the broadcast operand's elements"
         return code + [guard]
 
-    def per_element(self, run_body, sums, elem) -> list:
+    def accumulators(self, run_body, sums, inputs, elem) -> dict:
+        """The variable each sum accumulates in: its element name, or a fresh one where that name
+        also holds an element of the same variable (`y = np.sum(x * y)`, `y = x * 2; y = np.sum(y)`)."""
+        count: dict[str, int] = {}
+        for s in run_body:
+            count[s.targets[0].id] = count.get(s.targets[0].id, 0) + 1
+        return {v: self.namer.fresh(v + "_sum") if v in inputs or count[v] > 1 else elem[v] for v in sums}
+
+    def unsure_sums(self, run_body, sums, inputs) -> list[list[str]]:
+        """For each sum whose operand may hold no array (every input it reads may be a number:
+        its ranks are not known), the inputs it reads; fused_size checks one is an array."""
+        reads: dict[str, set] = {}
+        for s in run_body:
+            got: set = set()
+            for v in self.value_names(s.value):
+                got |= reads[v] if v in reads else {v} if v in inputs else set()
+            reads[s.targets[0].id] = got
+        out = []
+        for s in run_body:
+            if s.targets[0].id in sums:
+                support = reads[s.targets[0].id]
+                # (reading every input: fused_size already asks for an array among them)
+                if not any(self.ranks.get(v, 0) > 0 for v in support) and not support >= set(inputs):
+                    out.append([v for v in inputs if v in support])
+        return out
+
+    def per_element(self, run_body, sums, elem, acc) -> list:
         """The run's statements on one element: each value's per-element form; a sum adds the
         element of its argument."""
         out = []
         for s in run_body:
             v = s.targets[0].id
             if v in sums:
-                out.append(assign(elem[v], gast.BinOp(name(elem[v]), gast.Add(), name(elem[s.value.args[0].id]))))
+                out.append(assign(acc[v], gast.BinOp(name(acc[v]), gast.Add(), name(elem[s.value.args[0].id]))))
             else:
                 out.append(assign(elem[v], self.scalar_expr(copy.deepcopy(s.value), elem)))
         return out

@@ -185,10 +185,8 @@ class ReverseBuilder:
         for var, values in defs.items():
             if all(_allocates(v) for v in values):
                 out.add(var)
-        return out
-
-    def _check_aliases(self, body) -> None:
-        """Refuse whole-array reads (copies, views) of a written array that a later write could change."""
+        # or bound to other values only after its last write, outside any loop that writes it
+        # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`)
         order: list = []
 
         def visit(stmts, loops):
@@ -200,6 +198,53 @@ class ReverseBuilder:
                     visit(st.body, loops)
                     visit(st.orelse, loops)
         visit(body, ())
+        writes: dict[str, list] = {}
+        binds: dict[str, list] = {}
+        for i, (st, loops) in enumerate(order):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
+                    and isinstance(st.targets[0].value, gast.Name):
+                writes.setdefault(st.targets[0].value.id, []).append((i, loops))
+            elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                binds.setdefault(st.targets[0].id, []).append((i, loops, _allocates(st.value)))
+        for var, ws in writes.items():
+            if var in out or var not in binds:
+                continue
+            first = min(i for i, _ in ws)
+            last = max(i for i, _ in ws)
+            if all(fresh for i, _, fresh in binds[var] if i < first) and any(i < first for i, _, _ in binds[var]) \
+                    and all(i > last and not any(set(loops) & set(wl) for _, wl in ws)
+                            for i, loops, fresh in binds[var] if not fresh):
+                out.add(var)
+        return out
+
+    def _check_aliases(self, body) -> None:
+        """Refuse whole-array reads (copies, views) of a written array that a later write could change."""
+        order: list = []
+        fresh: dict[str, list[tuple[int, tuple]]] = {}   # `arr = <new array>` run once per pass of its block
+
+        def visit(stmts, loops, conditional):
+            for st in stmts:
+                if not conditional and isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
+                        and _allocates(st.value):
+                    fresh.setdefault(st.targets[0].id, []).append((len(order), loops))
+                order.append((st, loops))
+                if isinstance(st, (gast.For, gast.While)):
+                    visit(st.body, loops + (id(st),), False)
+                elif isinstance(st, gast.If):
+                    visit(st.body, loops, True)
+                    visit(st.orelse, loops, True)
+        visit(body, (), False)
+
+        def rebound(arr, i, j, loops, wloops) -> bool:
+            """Whether `arr` is bound to a new array on every path from the read at i to the write
+            at j (the write then changes another array than the one read)."""
+            shared = tuple(a for a, b in zip(loops, wloops) if a == b)
+            for k, kloops in fresh.get(arr, ()):
+                if kloops != shared:       # unconditional in the innermost block both are in
+                    continue
+                if (i < k < j) if j > i else (shared and (k > i or k < j)):
+                    return True
+            return False
         writes: dict[str, list[tuple[int, tuple]]] = {}
         for i, (st, loops) in enumerate(order):
             if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
@@ -209,7 +254,7 @@ class ReverseBuilder:
                 continue
             for arr in _view_sources(st.value):
                 for j, wloops in writes.get(arr, []):
-                    if j > i or set(loops) & set(wloops):
+                    if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j, loops, wloops):
                         raise self.error(
                             UnsupportedSyntaxError,
                             f"`{st.targets[0].id}` refers to (a view of) `{arr}`, which is written into later; "

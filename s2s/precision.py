@@ -1,0 +1,71 @@
+"""Low-precision inputs: float32 (and float16) arguments are computed in float64 and the results
+given back in the inputs' precision, as JAX gives float32 results for float32 inputs.
+
+Why not compute in float32: Numba's typing of mixed expressions differs from NumPy 2's (a float32
+array times a Python float is float64 under Numba, float32 under NumPy), so compiled and Python code
+would not agree; in float64 every path computes the same numbers, then rounds once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_NARROW = (np.float32, np.float16)
+
+
+def _narrow_dtype(x):
+    if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+        return x.dtype if x.dtype.type in _NARROW else (np.dtype(np.float64) if x.dtype.kind == "f" else None)
+    if isinstance(x, (tuple, list)):
+        kinds = [d for d in (_narrow_dtype(e) for e in x) if d is not None]
+        return np.result_type(*kinds) if kinds else None
+    if isinstance(x, dict):
+        return _narrow_dtype(list(x.values()))
+    return None
+
+
+def _widen(x):
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.type in _NARROW:
+        return x.astype(np.float64) if isinstance(x, np.ndarray) else np.float64(x)
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_widen(e) for e in x)
+    if isinstance(x, list):
+        return [_widen(e) for e in x]
+    if isinstance(x, dict):
+        return {k: _widen(v) for k, v in x.items()}
+    return x
+
+
+def widen(args: tuple) -> tuple[tuple, object]:
+    """(args with float32/float16 leaves as float64, the precision to give results back in or None)."""
+    for a in args:      # the common case, quickly: no float32/float16 anywhere
+        t = type(a)
+        if t is np.ndarray:
+            if a.dtype.type in _NARROW:
+                break
+        elif t in _NARROW or t is tuple or t is list or t is dict:
+            break
+    else:
+        return args, None
+    dtype = _narrow_dtype(list(args))
+    if dtype is None or dtype.type not in _NARROW:
+        if not any(_narrow_dtype(a) is not None and _narrow_dtype(a).type in _NARROW for a in args):
+            return args, None
+        return tuple(_widen(a) for a in args), None
+    return tuple(_widen(a) for a in args), dtype.type
+
+
+def narrow(out, dtype):
+    """Floating results (float64 arrays, NumPy and Python floats) in `dtype`."""
+    if dtype is None:
+        return out
+    if isinstance(out, np.ndarray):
+        return out.astype(dtype) if out.dtype.kind == "f" else out
+    if isinstance(out, (float, np.floating)) and not isinstance(out, bool):
+        return dtype(out)
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        return tuple(narrow(e, dtype) for e in out)
+    if isinstance(out, list):
+        return [narrow(e, dtype) for e in out]
+    if isinstance(out, dict):
+        return {k: narrow(v, dtype) for k, v in out.items()}
+    return out
