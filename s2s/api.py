@@ -134,6 +134,8 @@ def _load_from_disk(src_fn, key) -> Generated | None:
         return None
     source, path, fname, namespace, origin = entry
     backend = opts.get("backend", "python")
+    if backend == "numba" and key[2] == "vmap" and namespace.get("example_fn") is src_fn:
+        namespace["example_fn"] = _example_primal(src_fn, key[-1]).fn    # (stored as the source function)
     if backend == "numba":
         from .backends import numba_cpu
         namespace = numba_cpu.compiled_namespace(namespace)
@@ -142,6 +144,23 @@ def _load_from_disk(src_fn, key) -> Generated | None:
         fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
     STATS["loaded"] += 1
     return Generated(fn, source, path, origin)
+
+
+def _caller_stacklevel() -> int:
+    """warnings.warn's stacklevel (from the function calling this) of the first frame outside
+    s2s: the user's call, however many s2s wrappers (precision, pytrees, retries) are between."""
+    import sys
+    pkg = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _example_primal(src_fn: Callable, options: tuple) -> Generated:
+    """The compiled function a compiled vmap's per-example loop calls."""
+    primal_opts = tuple((k, v) for k, v in options if k in ("backend", "target", "cache", "tapes", "fuse"))
+    return _build(src_fn, "primal", (), False, False, primal_opts)
 
 
 def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
@@ -155,6 +174,7 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
                                 f"positional argument{'s' if nparams != 1 else ''}")
     argnums = tuple(a % nparams for a in argnums)
     opts = dict(options)
+    example = None       # the compiled primal a per-example loop calls
     if transform == "vmap":
         from .rules.batch_rules import kept_calls
         nf = normalize(parsed, kept_calls())
@@ -175,8 +195,8 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         if backend == "numba" and nf.namespace.get("example_fn") is src_fn:
             # the per-example loop (no array form) calls the function itself: compiled code calls its
             # compiled primal (numba_cpu lowers per_example to a loop over the examples)
-            primal_opts = tuple((k, v) for k, v in options if k in ("backend", "target", "cache", "tapes", "fuse"))
-            nf.namespace["example_fn"] = _build(src_fn, "primal", (), False, False, primal_opts).fn
+            example = _example_primal(src_fn, options)
+            nf.namespace["example_fn"] = example.fn
     else:
         fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
                                        tapes=opts.get("tapes", "single")))
@@ -216,6 +236,10 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         desc = f"{transform}(argnums={argnums if tuple_out else argnums[0]}{', has_aux=True' if has_aux else ''}) of {origin}"
     if backend == "numba":
         desc += f" [numba {opts.get('target', 'cpu')}]"
+    if example is not None:
+        # (Numba's disk cache of this file refers to the compiled example function by its module:
+        # a fused and an unfused primal make two files)
+        desc += f", per example: {os.path.basename(example.path)}"
     text = emit.header(desc, nf.namespace, body, imports=(backend == "python")) + body
     path = emit.write_module(text, name + ("_numba" if backend == "numba" else ""))
     fn = emit.load_function(text, path, name, nf.namespace)
@@ -229,7 +253,8 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         base = base_namespace()
         if backend == "numba":
             base = numba_cpu.compiled_namespace(base)
-        diskcache.store(dkey, path, name, nf.namespace, base, nf.deps + [src_fn.__code__.co_filename], origin,
+        stored = nf.namespace if example is None else {**nf.namespace, "example_fn": src_fn}
+        diskcache.store(dkey, path, name, stored, base, nf.deps + [src_fn.__code__.co_filename], origin,
                         getattr(src_fn, "__module__", None))
     return Generated(fn, text, path, origin)
 
@@ -931,7 +956,8 @@ class Jitted:
                         raise
                     exc = exc2
                 else:
-                    if fused_path is not None and self.cache:
+                    # (the same file for both when only code it calls is fused: no marker then)
+                    if fused_path is not None and fused_path != unfused_path and self.cache:
                         numba_cache().remember_failure(fused_path, args)
                     return out
             if self.target != "cuda" and any(type(a) is np.ndarray and a.ndim == 0 for a in args):
@@ -958,7 +984,7 @@ class Jitted:
                 import warnings
                 warnings.warn(f"s2s.jit: Numba could not compile {self.fun!r}; running the generated Python "
                               f"instead. Reason: {_numba_reason(exc)}",
-                              stacklevel=2)
+                              stacklevel=_caller_stacklevel())
                 self._warned = True
             return self.python_version(len(args))(*args)
 

@@ -428,6 +428,8 @@ def bseed(y):
 
 def bmatmul(a, b, ab, bb):
     """Per-example a @ b for batched (ab/bb) operands."""
+    if max(np.ndim(a) - ab, np.ndim(b) - bb) >= 3:
+        return _bmatmul_stacks(a, b, ab, bb)
     if ab and not bb:
         if np.ndim(a) == 2 and np.ndim(b) == 1:      # per-example vector @ vector
             return a @ b
@@ -446,6 +448,26 @@ def bmatmul(a, b, ab, bb):
     if np.ndim(b) == 2:
         return np.einsum("bij,bj->bi", a, b)
     return np.matmul(a, b)
+
+
+def _bmatmul_stacks(a, b, ab, bb):
+    """bmatmul where an example holds a stack of matrices: the batch axis first on both operands
+    (a new one of size 1 on an unbatched operand), vectors as one-row/one-column matrices, and the
+    per-example stack axes aligned from the right (np.matmul would broadcast the batch axis
+    against a stack axis)."""
+    pa, pb = np.ndim(a) - ab, np.ndim(b) - bb
+    a2 = a if ab else np.expand_dims(a, 0)
+    b2 = b if bb else np.expand_dims(b, 0)
+    if pa == 1:
+        a2 = np.expand_dims(a2, -2)
+    if pb == 1:
+        b2 = np.expand_dims(b2, -1)
+    out = np.matmul(balign(a2, (b2,), (True,)), balign(b2, (a2,), (True,)))
+    if pb == 1:
+        out = out[..., 0]
+    if pa == 1:
+        out = out[..., 0, :] if pb != 1 else out[..., 0]
+    return out
 
 
 def bgetitem(x, index, xb):
@@ -492,6 +514,9 @@ def bdot(a, b, ab, bb):
         a2 = balign(a, (b,), (bb,)) if ab else a
         b2 = balign(b, (a,), (ab,)) if bb else b
         return a2 * b2
+    if np.ndim(b) - bb >= 3:      # np.dot of a stack of matrices is not matmul: one example at a time
+        size = np.shape(a)[0] if ab else np.shape(b)[0]
+        return np.stack([np.dot(a[i] if ab else a, b[i] if bb else b) for i in range(size)])
     return bmatmul(a, b, ab, bb)
 
 

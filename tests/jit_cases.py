@@ -40,14 +40,14 @@ def mixed_loss(x, w):
 # s2s transforms these; Numba's nopython mode cannot compile them
 # ---------------------------------------------------------------------------
 
-def uses_einsum(x):
-    # np.einsum has an s2s rule but no Numba implementation
-    return np.einsum("i,i->", x, x) + np.sum(np.sin(x))
+def uses_diff_append(x):
+    # np.diff has an s2s rule; Numba's (and s2s's stand-in) takes no append=
+    return np.sum(np.diff(x, append=1.0) ** 2) + np.sum(np.sin(x))
 
 
-def uses_norm_axis(X):
-    # Numba's np.linalg.norm takes no axis argument
-    return np.sum(np.linalg.norm(X, axis=1))
+def uses_diff_prepend(X):
+    # np.diff has an s2s rule; Numba's (and s2s's stand-in) takes no prepend=
+    return np.sum(np.diff(X, prepend=0.5, axis=0) ** 2)
 
 
 # ---------------------------------------------------------------------------

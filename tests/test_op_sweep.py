@@ -121,6 +121,65 @@ def test_jvp_matches_finite_differences_and_grad(case):
 
 
 # ---------------------------------------------------------------------------
+# Batching: vmap and vmap(grad) against a Python loop over the examples
+# ---------------------------------------------------------------------------
+
+def _batched(case, args):
+    """Three examples of every float argument (two more drawn as the case draws its inputs; the
+    case's own inputs first); other arguments (indices, counts) shared."""
+    others = [case.make(_rng(case, salt)) for salt in (5, 6)]
+    nums = [i for i, a in enumerate(args) if np.asarray(a).dtype.kind == "f"]
+    batched = tuple(np.stack([np.asarray(a, dtype=float)] + [np.asarray(o[i], dtype=float) for o in others])
+                    if i in nums else a for i, a in enumerate(args))
+    return batched, tuple(0 if i in nums else None for i in range(len(args))), nums
+
+
+def _loop(fn, batched, axes):
+    outs = [fn(*(a[b] if ax == 0 else a for a, ax in zip(batched, axes))) for b in range(3)]
+    if isinstance(outs[0], tuple):
+        return tuple(np.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+    return np.stack(outs)
+
+
+# What vmap cannot batch yet: each one raises (never a wrong answer); strict, so a fix shows.
+_TUPLE = "the per-example loop stacks a tuple result (eigh, qr, svd, array_split) as one array: its parts differ in shape"
+VMAP_KNOWN = {
+    "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
+}
+_PLAN = "a per-example loop over a helper that returns a plan (a tuple of parts of different shapes) stacks it as one array"
+_AXIS = "the adjoint helper's axis/ord arguments are batched along with the arrays (TypeError in the helper)"
+VMAP_GRAD_KNOWN = {
+    "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
+    "norm_vector": _AXIS, "norm_inf": _AXIS, "norm_matrix": _AXIS, "norm_spectral": _AXIS, "norm_batched": _AXIS,
+    "trace": _AXIS, "einsum": _PLAN, "einsum_trace_ellipsis": _PLAN, "kron": _PLAN, "tile": _PLAN,
+    "matmul_batched_vector": "bmatmul of the adjoint (a stack of matrices per example, times a vector) does not broadcast",
+}
+
+
+def _vmap_params(known, cases):
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=known[c.name])] if c.name in known else [])
+            for c in cases]
+
+
+@pytest.mark.parametrize("case", _vmap_params(VMAP_KNOWN, CASES))
+def test_vmap_matches_a_loop(case):
+    batched, axes, _ = _batched(case, _args(case))
+    got = s2s.vmap(case.fn, in_axes=axes)(*batched)
+    assert_close(got, _loop(case.fn, batched, axes), rtol=1e-12, atol=1e-12, what=f"vmap({case.name}) vs a loop")
+
+
+@pytest.mark.parametrize("case", _vmap_params(VMAP_GRAD_KNOWN, [c for c in CASES if not c.rev_xfail]))
+def test_vmap_grad_matches_a_loop(case):
+    batched, axes, nums = _batched(case, _args(case))
+    g = s2s.grad(case.fn, argnums=tuple(nums))
+    got = s2s.vmap(g, in_axes=axes)(*batched)
+    expected = _loop(g, batched, axes)
+    assert len(got) == len(expected)
+    for k, (a, e) in enumerate(zip(got, expected)):
+        assert_close(a, e, rtol=1e-10, atol=1e-12, what=f"vmap(grad({case.name})) vs a loop, argument {nums[k]}")
+
+
+# ---------------------------------------------------------------------------
 # Second derivatives
 # ---------------------------------------------------------------------------
 

@@ -80,6 +80,15 @@ def nested_overwrite(x):
     return x
 
 
+def masked_pick(x):
+    # vmap: a batched index has no array form (a per-example loop calling the compiled function);
+    # that function's fused version does not type (`m` bool, fused as float): the fused and the
+    # unfused loop are two files, each calling its own compiled function
+    m = (x > 0.1) & (x <= 1.5) | np.isnan(x)
+    i = np.argmax(x[0])
+    return np.sum(np.where(m, x, 0.0)) + x[1, i] * 2.0
+
+
 def _data():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(6, 4))
@@ -110,5 +119,6 @@ def cases(s2s):
         ("jit(scaled_tanh) of a 0-d array", s2s.jit(scaled_tanh), (np.array(0.7),)),
         ("jit(vmap(mix, in_axes=(0, None))) with a float", s2s.jit(s2s.vmap(mix, in_axes=(0, None))), (d["x"], 2.0)),
         ("jit(grad(nested_overwrite)) of a 0-d array", s2s.jit(s2s.grad(nested_overwrite)), (np.array(0.7),)),
+        ("jit(vmap(masked_pick)) per example", s2s.jit(s2s.vmap(masked_pick)), (d["X"].reshape(3, 2, 4),)),
         ("jit(grad(smooth), target='parallel')", s2s.jit(s2s.grad(smooth), target="parallel"), (d["x"],)),
     ]

@@ -95,7 +95,7 @@ def namespace_additions() -> dict[str, Any]:
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
             "prange": numba.prange, "bmap_empty": numba_lower.bmap_empty, "bmap_put": numba_lower.bmap_put,
             "stack_empty": numba_lower.stack_empty, "stack_put": numba_lower.stack_put,
-            "stack_finish": numba_lower.stack_finish}
+            "stack_finish": numba_lower.stack_finish, "add_at_value": numba_lower.add_at_value}
 
 
 def _const(node):
@@ -188,6 +188,22 @@ class _Lower(gast.NodeTransformer):
             loop = self.bmap_loop(node.targets[0].id, value, node)
             if loop is not None:
                 return self.visit_block(loop)
+        self.generic_visit(node)
+        return node
+
+    def visit_Expr(self, node):
+        # add_at(dt, k, v) at a constant index: dt may be an op's tuple result's cotangent (slogdet,
+        # eigh, ...), which Numba cannot change in place: rebind it (arrays stay accumulated in place)
+        value = node.value
+        if isinstance(value, gast.Call) and self.resolve(value) is rt.add_at and len(value.args) == 3 \
+                and isinstance(value.args[0], gast.Name) and isinstance(_const(value.args[1]), int) \
+                and not isinstance(_const(value.args[1]), bool):
+            self.generic_visit(node)
+            call = call_named("add_at_value", list(value.args))
+            call.s2s_fn = numba_lower.add_at_value
+            new = gast.Assign(targets=[name(value.args[0].id, gast.Store())], value=call, type_comment=None)
+            copy_loc(new, node)
+            return new
         self.generic_visit(node)
         return node
 

@@ -111,6 +111,13 @@ def _zeros_like(x):
         def impl(x):
             return List.empty_list(x.item_type)
         return impl
+    if isinstance(x, types.BaseTuple):      # an op's tuple result (see add_at_value)
+        if len(x) == 0:
+            return lambda x: ()
+        parts = ", ".join(f"rt.zeros_like(x[{j}])" for j in range(len(x)))
+        impl = _impl_from_source(f"def impl(x):\n    return ({parts},)\n")
+        impl.__globals__["rt"] = rt
+        return impl
     return lambda x: 0.0
 
 
@@ -415,6 +422,31 @@ def _extremum_weights(x, y, axis=None, keepdims=False):
     return impl
 
 
+def add_at_value(a, index, v):
+    """rt.add_at as a value (numba_cpu rebinds `a` to it): the array accumulated in place, or a
+    new tuple (an op's tuple result, slogdet / eigh / qr / svd: tuples do not change in place)."""
+    if isinstance(a, tuple):
+        return tuple(e + v if k == index else e for k, e in enumerate(a))
+    rt.add_at(a, index, v)
+    return a
+
+
+@overload(add_at_value, prefer_literal=True)
+def _add_at_value(a, index, v):
+    if isinstance(a, types.BaseTuple):
+        k = getattr(index, "literal_value", None)
+        if not isinstance(k, int) or not -len(a) <= k < len(a):
+            return None
+        k %= len(a)
+        parts = ", ".join(f"a[{j}] + v" if j == k else f"a[{j}]" for j in range(len(a)))
+        return _impl_from_source(f"def impl(a, index, v):\n    return ({parts},)\n")
+
+    def impl(a, index, v):
+        rt.add_at(a, index, v)
+        return a
+    return impl
+
+
 @overload(rt.add_at)
 def _add_at(a, index, v):
     if isinstance(index, types.Array):
@@ -504,9 +536,28 @@ def _dot_vjp_b(g, a, b):
     return lambda g, a, b: rt.matmul_vjp_b(g, a, b)
 
 
-@overload(rt.float_dtype_flag)
+@overload(rt.float_dtype_flag, prefer_literal=True)
 def _float_dtype_flag(dtype):
-    return lambda dtype: 1.0
+    # a constant of the dtype's type: float / complex keep derivatives, int / bool do not (it was
+    # 1.0 for every dtype: x.astype(int) passed x's cotangent through)
+    t = dtype
+    if _is_none(t):             # dtype=None (np.asarray(x)): np.dtype(None) is float64, as in Python
+        return lambda dtype: 1.0
+    if isinstance(t, types.NumberClass):
+        inst = t.instance_type
+    elif isinstance(t, types.DType):
+        inst = t.dtype
+    elif isinstance(t, types.Function) and t.typing_key in (float, int, bool, complex):
+        inst = {float: types.float64, int: types.int64, bool: types.boolean, complex: types.complex128}[t.typing_key]
+    elif isinstance(t, types.StringLiteral):
+        try:
+            inst = numba.from_dtype(np.dtype(t.literal_value))
+        except (TypeError, ValueError, NotImplementedError):
+            return None
+    else:
+        return None
+    flag = 1.0 if isinstance(inst, (types.Float, types.Complex)) else 0.0
+    return lambda dtype: flag
 
 
 @overload(rt.choose)
@@ -652,7 +703,8 @@ def _balign(x, peers, flags):
         return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0], 1, 1))
     if x.ndim == 2 and pad == 1:
         return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0], 1, x.shape[1]))
-    return None
+    ones = (1,) * pad      # (B, ...) -> (B, 1, ..., 1, ...)
+    return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0],) + ones + x.shape[1:])
 
 
 @overload(rt.batch_size)
@@ -678,8 +730,84 @@ def _baxis(axis, x):
         tup = tuple(range(1, nd + 1))
         return lambda axis, x: tup
     if isinstance(axis, types.Integer):
+        if nd == 0:
+            return lambda axis, x: 1
         return lambda axis, x: axis % nd + 1
+    if isinstance(axis, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axis.types):
+        n = len(axis.types)
+        if n == 0:
+            return lambda axis, x: ()
+        if nd == 0:
+            ones = (1,) * n
+            return lambda axis, x: ones
+        return _impl_from_source("def impl(axis, x):\n    return (%s,)\n"
+                                 % ", ".join(f"axis[{k}] % {nd} + 1" for k in range(n)))
     return None
+
+
+@overload(rt.btranspose)
+def _btranspose(x, axes=None):
+    if not _is_array(x) or x.ndim < 1:
+        return None
+    nd = x.ndim - 1
+    if _is_none(axes):
+        perm = (0,) + tuple(range(nd, 0, -1))
+        return lambda x, axes=None: np.transpose(x, perm)
+    if isinstance(axes, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axes.types):
+        if len(axes.types) != nd:
+            raise numba.core.errors.TypingError(f"s2s: np.transpose axes of length {len(axes.types)} do not match "
+                                                f"an array of rank {nd} (per example)")
+        if nd == 0:
+            return lambda x, axes=None: x
+        perm = ", ".join(["0"] + [f"axes[{k}] % {nd} + 1" for k in range(nd)])
+        return _impl_from_source("import numpy as np\ndef impl(x, axes=None):\n"
+                                 "    return np.transpose(x, (%s,))\n" % perm)
+    return None
+
+
+@overload(rt.breshape)
+def _breshape(x, shape):
+    if not _is_array(x):
+        return None
+    if isinstance(shape, types.Integer):
+        return lambda x, shape: np.ascontiguousarray(x).reshape((x.shape[0], shape))
+    if isinstance(shape, types.BaseTuple) and all(isinstance(a, types.Integer) for a in shape.types):
+        return lambda x, shape: np.ascontiguousarray(x).reshape((x.shape[0],) + shape)
+    return None
+
+
+def _basic_index_part(t) -> bool:
+    return isinstance(t, (types.Integer, types.SliceType, types.NoneType, types.EllipsisType)) \
+        and not isinstance(t, types.Boolean)
+
+
+@overload(rt.bgetitem)
+def _bgetitem(x, index, xb):
+    flag = getattr(xb, "literal_value", None)
+    if flag is None:
+        return None
+    if not flag:
+        return lambda x, index, xb: x[index]
+    if not _is_array(x):
+        return None
+    parts = list(index.types) if isinstance(index, types.BaseTuple) else [index]
+    if all(_basic_index_part(t) for t in parts):
+        if isinstance(index, types.BaseTuple):
+            src = "def impl(x, index, xb):\n    return x[:%s]\n" % "".join(f", index[{k}]" for k in range(len(parts)))
+            return _impl_from_source(src)
+        return lambda x, index, xb: x[:, index]
+
+    def per_example(x, index, xb):       # advanced indexing: per example, stacked (np.stack)
+        n = x.shape[0]
+        if n < 1:
+            raise ValueError("vmap: a per-example loop needs at least one example (np.stack of no arrays)")
+        first = x[0][index]
+        out = bmap_empty(first, n)
+        bmap_put(out, 0, first)
+        for b in range(1, n):
+            bmap_put(out, b, x[b][index])
+        return out
+    return per_example
 
 
 @overload(rt.bseed)
@@ -718,7 +846,61 @@ def _bmatmul(a, b, ab, bb):
                 out[i] = s
             return out
         return rowdot
-    return None
+    return _bmatmul_per_example(a, b, fa, fb, pa, pb)
+
+
+def _example_matmul(x, y):
+    """x @ y for one example (x of any rank >= 1, y a vector or a matrix)."""
+    return x @ y
+
+
+@overload(_example_matmul)
+def _example_matmul_impl(x, y):
+    if not (_is_array(x) and _is_array(y)) or y.ndim > 2 or x.ndim < 1:
+        return None
+    if x.ndim <= 2:
+        return lambda x, y: np.dot(_blas_operand(x), _blas_operand(y))
+    if y.ndim == 1:
+        def stack_times_vector(x, y):
+            k = x.shape[-1]
+            return np.dot(np.ascontiguousarray(x).reshape((x.size // k if k else 0, k)), _blas_operand(y)) \
+                .reshape(x.shape[:-1])
+        return stack_times_vector
+
+    def stack_times_matrix(x, y):      # (..., m, k) @ (k, n): the rows of every matrix at once
+        k = x.shape[-1]
+        return np.dot(np.ascontiguousarray(x).reshape((x.size // k if k else 0, k)), _blas_operand(y)) \
+            .reshape(x.shape[:-1] + (y.shape[1],))
+    return stack_times_matrix
+
+
+def _bmatmul_per_example(a, b, fa, fb, pa, pb):
+    """bmatmul as one product per example: a stack of matrices (or a vector, or a matrix) times a
+    vector or a matrix; the product of a vector or matrix with a stack of matrices is refused."""
+    if pb > 2 or pa < 1 or pb < 1 or not (fa or fb):
+        return None
+    if not all(isinstance(t.dtype, types.Float) for t in (a, b)):
+        return None
+    dtype = np.result_type(_np_dtype(a.dtype), _np_dtype(b.dtype))
+    if pb == 1:
+        tail = "sa[:-1]"
+    elif pa == 1:
+        tail = "sb[1:]"
+    else:
+        tail = "sa[:-1] + sb[1:]"
+    src = ("def impl(a, b, ab, bb):\n"
+           f"    n = {'a' if fa else 'b'}.shape[0]\n"
+           f"    sa = a.shape{'[1:]' if fa else ''}\n"
+           f"    sb = b.shape{'[1:]' if fb else ''}\n"
+           "    if sa[-1] != sb[0]:\n"
+           "        raise ValueError('matmul: Input operand 1 has a mismatch in its core dimension 0')\n"
+           f"    out = np.empty((n,) + {tail}, dtype)\n"
+           "    for i in range(n):\n"
+           f"        out[i] = _example_matmul({'a[i]' if fa else 'a'}, {'b[i]' if fb else 'b'})\n"
+           "    return out\n")
+    glb = {"np": np, "dtype": dtype, "_example_matmul": _example_matmul}
+    exec(src, glb)
+    return glb["impl"]
 
 
 @overload(rt.bdot)
@@ -730,13 +912,17 @@ def _bdot(a, b, ab, bb):
     pa = (a.ndim if _is_array(a) else 0) - int(fa)
     pb = (b.ndim if _is_array(b) else 0) - int(fb)
     if pa >= 1 and pb >= 1:
+        if pb > 2:       # np.dot of a stack of matrices is not matmul's product
+            return None
         return lambda a, b, ab, bb: rt.bmatmul(a, b, ab, bb)
     if pa == 0 or pb == 0:
-        def scaled(a, b, ab, bb):
-            a2 = rt.balign(a, (b,), (bb,)) if ab else a
-            b2 = rt.balign(b, (a,), (ab,)) if bb else b
-            return a2 * b2
-        return scaled
+        # the flags are constants: align at typing time (a conditional expression would have to
+        # unify an aligned array with the unaligned one)
+        src = "def impl(a, b, ab, bb):\n    return %s * %s\n" % (
+            "rt.balign(a, (b,), (bb,))" if fa else "a", "rt.balign(b, (a,), (ab,))" if fb else "b")
+        glb = {"rt": rt}
+        exec(src, glb)
+        return glb["impl"]
     return None
 
 
@@ -749,8 +935,26 @@ def _bunbroadcast(g, x, gb, xb):
         return lambda g, x, gb, xb: g
     xr = (x.ndim - (1 if fx else 0)) if _is_array(x) else 0
     gr = g.ndim - (1 if fg else 0)
+    if fg and gr == xr and not _is_array(x):
+        return lambda g, x, gb, xb: g
     if fg and gr == xr:
-        return lambda g, x, gb, xb: g     # same per-example rank: shapes agree in generated code
+        # same per-example rank, but x may have been broadcast along its size-1 axes (hypot(a, b) of
+        # b (3, 1) and a (3, 4)): sum g over those (i % 1 == 0), each example on its own
+        nd = g.ndim
+        idx = ", ".join(f"i{k}" for k in range(nd))
+        out_idx = ", ".join(["i0"] + [f"i{k} % out.shape[{k}]" for k in range(1, nd)])
+        lines = ["def impl(g, x, gb, xb):",
+                 f"    xs = x.shape{'[1:]' if fx else ''}",
+                 "    if g.shape[1:] == xs:",
+                 "        return np.ascontiguousarray(g)",
+                 "    out = np.zeros((g.shape[0],) + xs)"]
+        for k in range(nd):
+            lines.append("    " * (k + 1) + f"for i{k} in range(g.shape[{k}]):")
+        lines.append("    " * (nd + 1) + f"out[{out_idx}] += g[{idx}]")
+        lines.append("    return out")
+        impl = _impl_from_source("\n".join(lines) + "\n")
+        impl.__globals__["np"] = np
+        return impl
     if fg and xr == 0:
         def sum_rows(g, x, gb, xb):
             out = np.zeros(g.shape[0])

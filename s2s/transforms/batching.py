@@ -490,6 +490,9 @@ class BatchBuilder:
         if not self.is_b(x) or any(_names(a) & self.batched for a in value.args[1:]):
             return self.per_op_loop(value, code, s)
         if fn is np.reshape:
+            order = value.args[2] if len(value.args) > 2 else next((k.value for k in value.keywords if k.arg == "order"), None)
+            if order is not None and not (isinstance(order, gast.Constant) and order.value == "C"):
+                return self.per_op_loop(value, code, s)     # breshape reshapes each example in C order
             shape = value.args[1] if len(value.args) > 1 else next(k.value for k in value.keywords if k.arg in ("shape", "newshape"))
             return _call(rt.breshape, [x, shape])
         if fn is np.transpose:
@@ -516,9 +519,10 @@ class BatchBuilder:
                     return self.per_op_loop(value, code, s)
                 if k.value.value >= 0:
                     k.value = const(k.value.value + 1)
-        if fn in (np.squeeze, np.cumsum, np.cumprod) and not any(
-                (i < len(params) and params[i] == "axis") for i in range(1, len(new.args))) and not any(
-                k.arg == "axis" for k in new.keywords):
+        given = [a for i, a in enumerate(value.args[1:], start=1) if i < len(params) and params[i] == "axis"] + [
+            k.value for k in value.keywords if k.arg == "axis"]
+        if fn in (np.squeeze, np.cumsum, np.cumprod, np.flip, np.roll) and (
+                not given or isinstance(given[0], gast.Constant) and given[0].value is None):
             return self.per_op_loop(value, code, s)    # axis=None means all axes of the example
         return new
 

@@ -12,6 +12,8 @@ use Python lists or rank-changing calls Numba cannot type.
 """
 from __future__ import annotations
 
+import operator
+
 import numba
 import numpy as np
 from numba import types
@@ -334,12 +336,14 @@ def _tensordot_source(na, nb, n):
         "    B2 = np.ascontiguousarray(b.transpose(pb)).reshape((K, N))",
         "    r = _mm2(A2, B2)",
         "    oshape = (" + "0, " * nout + ")",
-        "    for d in range(na - n):",
-        "        oshape = tuple_setitem(oshape, d, a.shape[pa[d]])",
-        "    for d in range(nb - n):",
-        "        oshape = tuple_setitem(oshape, na - n + d, b.shape[pb[n + d]])",
-        "    return r.reshape(oshape)",
     ]
+    if na > n:
+        lines += ["    for d in range(na - n):",
+                  "        oshape = tuple_setitem(oshape, d, a.shape[pa[d]])"]
+    if nb > n:
+        lines += ["    for d in range(nb - n):",
+                  "        oshape = tuple_setitem(oshape, na - n + d, b.shape[pb[n + d]])"]
+    lines += ["    return r.reshape(oshape)"]
     return "\n".join(lines) + "\n"
 
 
@@ -443,7 +447,7 @@ def _inner(a, b):
     impl = _pair_call(na, nb, na - 1, nb - 1)
     if na == 1 and nb == 1:
         return lambda a, b: impl(a, b)[()]
-    return impl
+    return lambda a, b: impl(a, b)
 
 
 @standin(np.vdot)
@@ -609,7 +613,7 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         a1 = am[..., 1]
         b0 = bm[..., 0]
         b1 = bm[..., 1]
-        shape = np.broadcast_shapes(a0.shape, b0.shape)
+        shape = np.broadcast_shapes(am.shape[:-1], bm.shape[:-1])
         cp = np.empty(shape + (3,), dtype=nrt)
         if da == 3 and db == 3:
             a2 = am[..., 2]
@@ -925,7 +929,7 @@ def _svdvals_impl(a):
         return None
     values = _gesdd_values_fn(_lin_dtype(a))
     if a.ndim == 2:
-        return lambda a: values(conv(a))
+        return numba.njit(lambda a: values(conv(a)))
     sdt = from_dtype(np.empty(0, _lin_dtype(a)).real.dtype)
 
     def impl(a):
@@ -935,7 +939,7 @@ def _svdvals_impl(a):
         for i in range(x.shape[0]):
             out[i] = values(x[i])
         return out.reshape(a.shape[:-2] + (k,))
-    return impl
+    return numba.njit(impl)
 
 
 @standin(np.linalg.svd)
@@ -947,7 +951,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         vals = _svdvals_impl(a)
         if vals is None:
             return None
-        return lambda a, full_matrices=True, compute_uv=True, hermitian=False: vals(a)
+        return lambda a, full_matrices=True, compute_uv=True, hermitian=False: vals(a)  # noqa: E731
     conv = _lin_input(a, "svd")
     if conv is None:
         return None
@@ -978,4 +982,413 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 if hasattr(np.linalg, "svdvals"):
     @standin(np.linalg.svdvals)
     def _svdvals(x):
-        return _svdvals_impl(x)
+        vals = _svdvals_impl(x)
+        if vals is None:
+            return None
+        return lambda x: vals(x)
+
+
+# ----- the @ operator of stacks -----------------------------------------------------------------
+# Compiled code spells np.matmul(a, b) `a @ b` (s2s/backends/numba_cpu.py), and users write `@`:
+# Numba's operator covers 1-d and 2-d operands only; stacks (3-d and up) take np.matmul's rules.
+@_nb_overload(operator.matmul)
+def _matmul_operator(a, b):
+    if _is_array(a) and _is_array(b) and (a.ndim > 2 or b.ndim > 2):
+        return _matmul_impl(a, b)
+    return None
+
+
+# ===================================================================================================
+# Adjoint helpers of these ops (s2s.ophelpers / s2s.runtime) whose plain bodies Numba cannot type
+# ===================================================================================================
+from ... import runtime as rt  # noqa: E402
+from . import STANDINS  # noqa: E402
+
+_SOLVE = STANDINS[id(np.linalg.solve)]
+_INV = STANDINS[id(np.linalg.inv)]
+_EINSUM = STANDINS[id(np.einsum)]
+_CROSS = STANDINS[id(np.cross)]
+_SVD = STANDINS[id(np.linalg.svd)]
+
+
+def _const_ints_src(vals) -> str:
+    vals = [int(v) for v in vals]
+    if not vals:
+        return "np.zeros(0, dtype=np.int64)"
+    return "np.array(%r, dtype=np.int64)" % (vals,)
+
+
+def _static_axes(axes):
+    """tensordot `axes` of these types as a Python value (int, or pair of lists), None if unknown."""
+    if isinstance(axes, types.IntegerLiteral):
+        return int(axes.literal_value)
+    if isinstance(axes, types.Omitted):
+        return axes.value
+    if isinstance(axes, int):
+        return axes
+    if isinstance(axes, types.BaseTuple) and len(axes.types) == 2:
+        out = []
+        for t in axes.types:
+            if isinstance(t, types.IntegerLiteral):
+                out.append([int(t.literal_value)])
+            elif isinstance(t, types.List) and t.initial_value is not None:
+                out.append(list(t.initial_value))
+            elif isinstance(t, types.BaseTuple) and all(isinstance(e, types.IntegerLiteral) for e in t.types):
+                out.append([e.literal_value for e in t.types])
+            else:
+                return None
+        return out
+    return None
+
+
+def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
+    """impl(g, a, b[, axes]) of tensordot_vjp_a (which=0) / _b (1), the plan computed at typing."""
+    if not (_is_array(a) and _is_array(b)) or a.ndim == 0 or b.ndim == 0:
+        return None
+    axes = xa_xb if xa_xb is not None else _static_axes(axes_type)
+    if axes is None:
+        return None
+    dummy_a, dummy_b = np.empty((1,) * a.ndim), np.empty((1,) * b.ndim)
+    try:
+        (ca, cb), perm = oh.tensordot_vjp_plan(dummy_a, dummy_b, axes, which)
+    except Exception:
+        return None
+    gnd = _ndim(g)
+    if gnd is None:
+        return None
+    if gnd == 0:       # a full contraction: g multiplies the other operand (transposed back)
+        other = "b" if which == 0 else "a"
+        src = f"def impl(g, a, b, axes=None):\n    return (g * {other}).transpose({tuple(perm)!r})\n"
+        return _exec_impl(src, {"np": np})
+    n = len(ca)
+    first, second = ("g", "b") if which == 0 else ("a", "g")
+    nd1 = gnd if which == 0 else a.ndim
+    nd2 = b.ndim if which == 0 else gnd
+    src = ("def impl(g, a, b, axes=None):\n"
+           f"    r = _td({first}, {second}, {_const_ints_src(ca)}, {_const_ints_src(cb)})\n"
+           f"    return r.transpose({tuple(perm)!r})\n")
+    return _exec_impl(src, {"np": np, "_td": _tensordot_fn(nd1, nd2, n)})
+
+
+def _tdvjp_lower(which):
+    def lower(g, a, b, axes=2):
+        return _tensordot_vjp_impl(which, g, a, b, axes_type=axes)
+    return lower
+
+
+overload(oh.tensordot_vjp_a)(_tdvjp_lower(0))
+overload(oh.tensordot_vjp_b)(_tdvjp_lower(1))
+
+
+def _pair_vjp_lower(which, axes_of, scalar_other):
+    def lower(g, a, b):
+        na, nb = _ndim(a), _ndim(b)
+        if na is None or nb is None:
+            return None
+        if na == 0 or nb == 0:
+            if scalar_other == "b":
+                return lambda g, a, b: rt.unbroadcast(g * b, a)
+            return lambda g, a, b: rt.unbroadcast(g * a, b)
+        impl = _tensordot_vjp_impl(which, g, a, b, xa_xb=axes_of(na, nb))
+        if impl is None:
+            return None
+        return _exec_impl("def impl(g, a, b):\n    return td(g, a, b)\n", {"td": numba.njit(impl)})
+    return lower
+
+
+def _dot_axes(na, nb):
+    return [[na - 1], [max(nb - 2, 0)]]
+
+
+def _inner_axes(na, nb):
+    return [[na - 1], [nb - 1]]
+
+
+def _dot_any_lower(which, other):
+    inner = _pair_vjp_lower(which, _dot_axes, other)
+
+    def lower(g, a, b):
+        if _ndim(a) is not None and _ndim(b) is not None and _ndim(a) <= 2 and _ndim(b) <= 2:
+            return None     # numba_lower's overload (matmul_vjp)
+        return inner(g, a, b)
+    return lower
+
+
+overload(oh.dot_vjp_any_a)(_dot_any_lower(0, "b"))
+overload(oh.dot_vjp_any_b)(_dot_any_lower(1, "a"))
+overload(oh.inner_vjp_a)(_pair_vjp_lower(0, _inner_axes, "b"))
+overload(oh.inner_vjp_b)(_pair_vjp_lower(1, _inner_axes, "a"))
+
+
+# ----- matmul of stacks (runtime.matmul_vjp_a/_b; numba_lower covers 1-d and 2-d) -------------------
+def _expand_last(x):
+    pass
+
+
+@_nb_overload(_expand_last)
+def _expand_last_ol(x):
+    return lambda x: np.ascontiguousarray(x).reshape(x.shape + (1,))
+
+
+def _expand_second_last(x):
+    pass
+
+
+@_nb_overload(_expand_second_last)
+def _expand_second_last_ol(x):
+    return lambda x: np.ascontiguousarray(x).reshape(x.shape[:-1] + (1, x.shape[-1]))
+
+
+def _matmul_vjp_lower(side):
+    def lower(g, a, b):
+        na, nb = _ndim(a), _ndim(b)
+        if na is None or nb is None or (na <= 2 and nb <= 2) or na == 0 or nb == 0:
+            return None
+        if side == "a":
+            if nb == 1:
+                return lambda g, a, b: rt.unbroadcast(_expand_last(g) * b, a)
+            if na == 1:
+                return lambda g, a, b: rt.unbroadcast(matmul(b, _expand_last(g))[..., 0], a)
+            return lambda g, a, b: rt.unbroadcast(matmul(g, np.swapaxes(b, -1, -2)), a)
+        if na == 1:
+            return lambda g, a, b: rt.unbroadcast(_expand_last(a) * _expand_second_last(g), b)
+        if nb == 1:
+            return lambda g, a, b: rt.unbroadcast(matmul(_expand_second_last(g), a)[..., 0, :], b)
+        return lambda g, a, b: rt.unbroadcast(matmul(np.swapaxes(a, -1, -2), g), b)
+    return lower
+
+
+overload(rt.matmul_vjp_a)(_matmul_vjp_lower("a"))
+overload(rt.matmul_vjp_b)(_matmul_vjp_lower("b"))
+
+
+# ----- outer, kron ---------------------------------------------------------------------------------
+def _outer_vjp_lower(side):
+    def lower(g, a, b):
+        if not (_is_array(g) and _is_array(a) and _is_array(b)):
+            return None
+        if side == "a":
+            return lambda g, a, b: np.ascontiguousarray(matmul(g, np.ascontiguousarray(b).ravel())).reshape(a.shape)
+        return lambda g, a, b: np.ascontiguousarray(matmul(np.ascontiguousarray(a).ravel(), g)).reshape(b.shape)
+    return lower
+
+
+overload(oh.outer_vjp_a)(_outer_vjp_lower("a"))
+overload(oh.outer_vjp_b)(_outer_vjp_lower("b"))
+
+
+def _kron_vjp_lower(side):
+    def lower(g, a, b):
+        if not (_is_array(g) and _is_array(a) and _is_array(b)):
+            return None
+        na, nb = a.ndim, b.ndim
+        nd = max(na, nb)
+        if g.ndim != nd:
+            return None
+        pa = ["1" if d < nd - na else f"a.shape[{d - (nd - na)}]" for d in range(nd)]
+        pb = ["1" if d < nd - nb else f"b.shape[{d - (nd - nb)}]" for d in range(nd)]
+        inter = []
+        for d in range(nd):
+            inter += [pa[d], pb[d]]
+        tup = lambda xs: "(" + "".join(x + ", " for x in xs) + ")"  # noqa: E731
+        iv = [f"i{d}" for d in range(nd)]
+        jv = [f"j{d}" for d in range(nd)]
+        gi = ", ".join(f"i{d}, j{d}" for d in range(nd))
+        lines = ["def impl(g, a, b):",
+                 f"    gg = np.ascontiguousarray(g).reshape({tup(inter)})",
+                 f"    aa = np.ascontiguousarray(a).reshape({tup(pa)})",
+                 f"    bb = np.ascontiguousarray(b).reshape({tup(pb)})",
+                 f"    out = np.zeros({tup(pa) if side == 'a' else tup(pb)})"]
+        ind = "    "
+        for d in range(nd):
+            lines.append(f"{ind}for i{d} in range(aa.shape[{d}]):")
+            ind += "    "
+        for d in range(nd):
+            lines.append(f"{ind}for j{d} in range(bb.shape[{d}]):")
+            ind += "    "
+        if side == "a":
+            lines.append(f"{ind}out[{', '.join(iv)}] += gg[{gi}] * bb[{', '.join(jv)}]")
+            lines.append("    return out.reshape(a.shape)")
+        else:
+            lines.append(f"{ind}out[{', '.join(jv)}] += gg[{gi}] * aa[{', '.join(iv)}]")
+            lines.append("    return out.reshape(b.shape)")
+        return _exec_impl("\n".join(lines) + "\n", {"np": np})
+    return lower
+
+
+overload(oh.kron_vjp_a)(_kron_vjp_lower("a"))
+overload(oh.kron_vjp_b)(_kron_vjp_lower("b"))
+
+
+# ----- einsum ---------------------------------------------------------------------------------------
+@overload(oh.einsum_vjp)
+def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
+    if not isinstance(subscripts, types.StringLiteral) or not isinstance(k, types.IntegerLiteral):
+        return None
+    ops = [t for t in (a, b, c) if not _is_none(t)]
+    if not all(_is_array(t) for t in ops):
+        return None
+    kk = k.literal_value
+    ins, out = oh._einsum_parse(subscripts.literal_value, [t.ndim for t in ops])
+    letters_k = ins[kk]
+    others = [i for i in range(len(ops)) if i != kk]
+    avail = set(out)
+    for i in others:
+        avail |= set(ins[i])
+    distinct = []
+    for ch in letters_k:
+        if ch not in distinct:
+            distinct.append(ch)
+    result = "".join(ch for ch in distinct if ch in avail)
+    spec = ",".join([out] + [ins[i] for i in others]) + "->" + result
+    names = ["a", "b", "c"]
+    x = names[kk]
+    lines = ["def impl(g, subscripts, k, a, b=None, c=None):",
+             f"    r = einsum({spec!r}, g{''.join(', ' + names[i] for i in others)})",
+             f"    out = np.zeros({x}.shape)"]
+    ind = "    "
+    for ch in distinct:
+        ax = letters_k.index(ch)
+        lines.append(f"{ind}for i_{ch} in range({x}.shape[{ax}]):")
+        ind += "    "
+    rv = f"r[{', '.join('i_' + ch for ch in result)}]" if result else "r"
+    lines.append(f"{ind}out[{', '.join('i_' + ch for ch in letters_k)}] = {rv}")
+    lines.append("    return out")
+    return _exec_impl("\n".join(lines) + "\n", {"np": np, "einsum": _EINSUM})
+
+
+# ----- diag, det, solve --------------------------------------------------------------------------------
+@overload(oh.diag_vjp)
+def _diag_vjp(g, v, k=0):
+    if not (_is_array(v) and _is_array(g)) or v.ndim not in (1, 2):
+        return None
+    if v.ndim == 1:
+        return lambda g, v, k=0: np.diag(np.ascontiguousarray(g), k)
+
+    def impl(g, v, k=0):
+        out = np.zeros(v.shape)
+        for i in range(g.shape[0]):
+            if k >= 0:
+                out[i, i + k] = g[i]
+            else:
+                out[i - k, i] = g[i]
+        return out
+    return impl
+
+
+@overload(oh.det_vjp)
+def _det_vjp(g, a, y):
+    if not _is_array(a) or a.ndim < 2:
+        return None
+    if a.ndim == 2:
+        return lambda g, a, y: (g * y) * np.ascontiguousarray(_INV(a).T)
+
+    def impl(g, a, y):
+        c = np.ascontiguousarray(g * y)
+        return c.reshape(c.shape + (1, 1)) * np.swapaxes(_INV(a), -1, -2)
+    return impl
+
+
+def _solve_like(a, rhs, b):
+    pass
+
+
+@_nb_overload(_solve_like)
+def _solve_like_ol(a, rhs, b):
+    if _ndim(b) == 1:
+        if _ndim(a) == 2 and _ndim(rhs) == 1:
+            return lambda a, rhs, b: _SOLVE(a, rhs)
+        return lambda a, rhs, b: _SOLVE(a, _expand_last(rhs))[..., 0]
+    return lambda a, rhs, b: _SOLVE(a, rhs)
+
+
+@overload(oh.solve_vjp_b)
+def _solve_vjp_b(g, a, b):
+    if not (_is_array(a) and _is_array(b) and _is_array(g)):
+        return None
+    return lambda g, a, b: rt.unbroadcast(_solve_like(np.swapaxes(a, -1, -2), g, b), b)
+
+
+@overload(oh.solve_vjp_a)
+def _solve_vjp_a(g, a, b, y):
+    if not (_is_array(a) and _is_array(b) and _is_array(g)):
+        return None
+    if b.ndim == 1:
+        def vec(g, a, b, y):
+            gb = _solve_like(np.swapaxes(a, -1, -2), g, b)
+            return rt.unbroadcast(-_expand_last(gb) * _expand_second_last(y), a)
+        return vec
+
+    def impl(g, a, b, y):
+        gb = _solve_like(np.swapaxes(a, -1, -2), g, b)
+        return rt.unbroadcast(-matmul(gb, np.swapaxes(y, -1, -2)), a)
+    return impl
+
+
+# ----- eigh / svd ------------------------------------------------------------------------------------
+@overload(oh.off_diagonal_inverse)
+def _off_diagonal_inverse(w):
+    if not _is_array(w) or w.ndim < 1:
+        return None
+
+    def impl(w):
+        n = w.shape[-1]
+        w2 = np.ascontiguousarray(w).reshape((w.size // n if n else 0, n))
+        out = np.zeros((w2.shape[0], n, n))
+        for s in range(w2.shape[0]):
+            for i in range(n):
+                for j in range(n):
+                    if i != j:
+                        out[s, i, j] = 1.0 / (w2[s, j] - w2[s, i])
+        return out.reshape(w.shape + (n,))
+    return impl
+
+
+@overload(oh.svdvals_vjp)
+def _svdvals_vjp(g, a):
+    if not (_is_array(a) and _is_array(g)) or a.ndim < 2:
+        return None
+
+    def impl(g, a):
+        u, s, vt = _SVD(a, False)
+        return matmul(u * _expand_second_last(g), vt)
+    return impl
+
+
+@overload(oh.svd_vjp)
+def _svd_vjp(g, a, y, full_matrices=True, compute_uv=True, hermitian=False):
+    uv = flag_value(compute_uv)
+    if uv is not False:
+        return None      # the (u, s, vt) triple: the plain helper
+    return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: oh.svdvals_vjp(g, a)
+
+
+# ----- cross ---------------------------------------------------------------------------------------
+def _cross_vjp_lower(side):
+    def lower(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if not (_is_array(a) and _is_array(b) and _is_array(g)):
+            return None
+        ax = literal_value(axis, default=NotImplemented)
+        vals = [literal_value(t, default=NotImplemented) for t in (axisa, axisb, axisc)]
+        if ax is NotImplemented or any(not isinstance(v, int) for v in vals):
+            return None
+        xa, xb, xc = (ax, ax, ax) if ax is not None else vals
+        xa, xb, xc = xa % a.ndim, xb % b.ndim, xc % g.ndim
+
+        def impl(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+            am = np.moveaxis(a, xa, -1)
+            bm = np.moveaxis(b, xb, -1)
+            if am.shape[-1] != 3 or bm.shape[-1] != 3:
+                raise ValueError("s2s compiles the cotangent of np.cross for 3-vectors only")
+            gm = np.moveaxis(g, xc, -1)
+            if side == "a":
+                d = _CROSS(bm, gm)
+                return rt.unbroadcast(np.moveaxis(d, -1, xa), a)
+            d = _CROSS(gm, am)
+            return rt.unbroadcast(np.moveaxis(d, -1, xb), b)
+        return impl
+    return lower
+
+
+overload(oh.cross_vjp_a)(_cross_vjp_lower("a"))
+overload(oh.cross_vjp_b)(_cross_vjp_lower("b"))

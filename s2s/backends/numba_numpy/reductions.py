@@ -150,6 +150,26 @@ def _drop_reduced(r, shape, axis):
     return impl
 
 
+def safe_sum(x, axis, keep):
+    """numba_lower.reduce_sum, also where it fails to compile (an int axis of a 1-d array, or
+    all axes, without keepdims: it builds the result shape with tuple_setitem on an empty
+    tuple); Numba only."""
+    raise NotImplementedError
+
+
+@nb_overload(safe_sum)
+def _safe_sum(x, axis, keep):
+    keepv = flag_value(keep)
+    if keepv is None:
+        return None
+    if keepv or not _is_array(x):
+        return lambda x, axis, keep: reduce_sum(x, axis, keep)
+
+    def impl(x, axis, keep):
+        return drop_reduced(reduce_sum(x, axis, True), x.shape, axis)
+    return impl
+
+
 def _float_like(t):
     """Array or scalar of float64, int or bool (what these stand-ins compute in float64)."""
     dt = t.dtype if _is_array(t) else t
@@ -181,10 +201,10 @@ def _reduction_typer(kind):
         # the float mean); integer sums/products/extrema keep their dtype in NumPy
         if not (a.dtype == types.float64 or kind == "mean" and isinstance(a.dtype, (types.Integer, types.Boolean))):
             return None
-        lower = {"sum": reduce_sum, "max": _nan_max, "min": _nan_min, "prod": _reduce_prod}.get(kind)
+        lower = {"sum": safe_sum, "max": _nan_max, "min": _nan_min, "prod": _reduce_prod}.get(kind)
         if kind == "mean":
             def impl(a, axis=None, dtype=None, out=None, keepdims=False):
-                s = reduce_sum(a, axis, keep)
+                s = safe_sum(a, axis, keep)
                 return s / _count(a.shape, axis)
             return impl
 
@@ -324,7 +344,7 @@ def _var_typer(take_root: bool):
         keep = flag_value(keepdims)
         if keep is None or _axis_form(axis) is None:
             return None
-        if not isinstance(ddof, (types.Integer, types.Float, types.Omitted)):
+        if not isinstance(ddof, (int, float, types.Integer, types.Float, types.Omitted)):
             return None
         if not _is_array(a):
             if not isinstance(a, (types.Float, types.Integer, types.Boolean)) or _axis_form(axis) != "none" or keep:
@@ -344,7 +364,7 @@ def _var_typer(take_root: bool):
             n = _count(x.shape, axis)
             mean = reduce_sum(x, axis, True) / n
             d = x - mean
-            v = np.divide(reduce_sum(d * d, axis, keep), max(n - ddof, 0.0))
+            v = np.divide(safe_sum(d * d, axis, keep), max(n - ddof, 0.0))
             return np.sqrt(v) if take_root else v
         return impl
     return typer
@@ -453,7 +473,7 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
         def impl(a, axis=None, weights=None, returned=False, keepdims=False):
             x = a.astype(np.float64)
             n = _count(x.shape, axis)
-            avg = reduce_sum(x, axis, keep) / n
+            avg = safe_sum(x, axis, keep) / n
             if ret:
                 return avg, _full_like_result(avg, n)
             return avg
@@ -479,10 +499,10 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
             if w.shape != x.shape:
                 raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
             wr = w
-        scl = reduce_sum(wr, axis, keep)
+        scl = safe_sum(wr, axis, keep)
         if np.any(scl == 0.0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-        avg = reduce_sum(x * wr, axis, keep) / scl
+        avg = safe_sum(x * wr, axis, keep) / scl
         if ret:
             return avg, _broadcast_copy(scl, avg)
         return avg
@@ -657,7 +677,7 @@ _NORM_GLOBALS = {}
 
 def _norm_src_globals():
     if not _NORM_GLOBALS:
-        _NORM_GLOBALS.update(np=np, reduce_sum=reduce_sum, reduce_max=_nan_max, reduce_min=_nan_min,
+        _NORM_GLOBALS.update(np=np, reduce_sum=safe_sum, reduce_max=_nan_max, reduce_min=_nan_min,
                              svd_reduce=svd_reduce, reduced_shape=reduced_shape, kept2=kept2)
     return _NORM_GLOBALS
 
@@ -987,7 +1007,7 @@ def _sum_dtype(t):
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if not (_is_none(dtype) and _is_none(out)) or not _is_array(a) or a.ndim < 2:
         return None
-    if not all(isinstance(t, (types.Integer, types.Omitted)) for t in (offset, axis1, axis2)):
+    if not all(isinstance(t, (int, types.Integer, types.Omitted)) for t in (offset, axis1, axis2)):
         return None
     acc = _sum_dtype(a.dtype)
     if acc is None:
@@ -1010,7 +1030,7 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def _diagonal(a, offset=0, axis1=0, axis2=1):
     if not _is_array(a) or a.ndim < 2:
         return None
-    if not all(isinstance(t, (types.Integer, types.Omitted)) for t in (offset, axis1, axis2)):
+    if not all(isinstance(t, (int, types.Integer, types.Omitted)) for t in (offset, axis1, axis2)):
         return None
     nb_axes = a.ndim - 2
 
