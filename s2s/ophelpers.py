@@ -302,6 +302,24 @@ def norm_expand_shape(x, axis=None):
     return kept_shape(x, axis)
 
 
+def _einsum_cotangent_letters(ins, out, k):
+    """The letters of operand k's cotangent in np.einsum(",".join(ins) + "->" + out, ...):
+    (the other operands' positions, the letters of the output and the other operands, operand
+    k's distinct letters in order of first appearance, those of them the others or the output
+    hold, and the spec `np.einsum(spec, g, *others)` summing g over everything not in k)."""
+    others = [i for i in range(len(ins)) if i != k]
+    avail = set(out)
+    for i in others:
+        avail |= set(ins[i])
+    distinct = []
+    for ch in ins[k]:
+        if ch not in distinct:
+            distinct.append(ch)
+    result = "".join(ch for ch in distinct if ch in avail)
+    spec = ",".join([out] + [ins[i] for i in others]) + "->" + result
+    return others, avail, distinct, result, spec
+
+
 def einsum_plan(subscripts, k, a, b=None, c=None):
     """Spec for the cotangent of operand k of np.einsum(subscripts, a[, b[, c]]).
 
@@ -315,16 +333,7 @@ def einsum_plan(subscripts, k, a, b=None, c=None):
     ops = [x for x in (a, b, c) if x is not None]
     ins, out = _einsum_parse(subscripts, [np.ndim(x) for x in ops])
     letters_k = ins[k]
-    others = [i for i in range(len(ops)) if i != k]
-    avail = set(out)
-    for i in others:
-        avail |= set(ins[i])
-    distinct = []
-    for ch in letters_k:
-        if ch not in distinct:
-            distinct.append(ch)
-    result = "".join(ch for ch in distinct if ch in avail)
-    spec = ",".join([out] + [ins[i] for i in others]) + "->" + result
+    others, avail, distinct, result, spec = _einsum_cotangent_letters(ins, out, k)
     shape_k = np.shape(ops[k])
     seen = set()
     shape = []

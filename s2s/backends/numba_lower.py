@@ -35,10 +35,11 @@ def _is_none(t) -> bool:
     return t is None or isinstance(t, (types.NoneType, types.Omitted)) and getattr(t, "value", None) is None
 
 
-def _impl_from_source(src: str):
-    """The function `impl` defined by `src`: for implementations whose statements depend on the
-    argument types (one check per tuple element, one index form per layout)."""
-    glb: dict = {}
+def _impl_from_source(src: str, names: dict | None = None):
+    """The function `impl` defined by `src`, with `names` (what it calls) as its globals: for
+    implementations whose statements depend on the argument types (one check per tuple
+    element, one index form per layout)."""
+    glb: dict = dict(names or {})
     exec(src, glb)
     return glb["impl"]
 
@@ -115,9 +116,7 @@ def _zeros_like(x):
         if len(x) == 0:
             return lambda x: ()
         parts = ", ".join(f"rt.zeros_like(x[{j}])" for j in range(len(x)))
-        impl = _impl_from_source(f"def impl(x):\n    return ({parts},)\n")
-        impl.__globals__["rt"] = rt
-        return impl
+        return _impl_from_source(f"def impl(x):\n    return ({parts},)\n", {"rt": rt})
     return lambda x: 0.0
 
 
@@ -898,9 +897,7 @@ def _bmatmul_per_example(a, b, fa, fb, pa, pb):
            "    for i in range(n):\n"
            f"        out[i] = _example_matmul({'a[i]' if fa else 'a'}, {'b[i]' if fb else 'b'})\n"
            "    return out\n")
-    glb = {"np": np, "dtype": dtype, "_example_matmul": _example_matmul}
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src, {"np": np, "dtype": dtype, "_example_matmul": _example_matmul})
 
 
 @overload(rt.bdot)
@@ -920,9 +917,7 @@ def _bdot(a, b, ab, bb):
         # unify an aligned array with the unaligned one)
         src = "def impl(a, b, ab, bb):\n    return %s * %s\n" % (
             "rt.balign(a, (b,), (bb,))" if fa else "a", "rt.balign(b, (a,), (ab,))" if fb else "b")
-        glb = {"rt": rt}
-        exec(src, glb)
-        return glb["impl"]
+        return _impl_from_source(src, {"rt": rt})
     return None
 
 
@@ -952,9 +947,7 @@ def _bunbroadcast(g, x, gb, xb):
             lines.append("    " * (k + 1) + f"for i{k} in range(g.shape[{k}]):")
         lines.append("    " * (nd + 1) + f"out[{out_idx}] += g[{idx}]")
         lines.append("    return out")
-        impl = _impl_from_source("\n".join(lines) + "\n")
-        impl.__globals__["np"] = np
-        return impl
+        return _impl_from_source("\n".join(lines) + "\n", {"np": np})
     if fg and xr == 0:
         def sum_rows(g, x, gb, xb):
             out = np.zeros(g.shape[0])
@@ -1217,9 +1210,7 @@ def _stack_empty(first, size):
                 _not_stackable(e)
         src = "def impl(first, size):\n    return (%s,)\n" % ", ".join(
             f"bmap_empty(first[{k}], size)" for k in range(len(first.types)))
-        glb = {"bmap_empty": bmap_empty}
-        exec(src, glb)
-        return glb["impl"]
+        return _impl_from_source(src, {"bmap_empty": bmap_empty})
     return lambda first, size: bmap_empty(first, size)
 
 
@@ -1230,9 +1221,7 @@ def _stack_put(out, b, value):
             return None
         src = "def impl(out, b, value):\n" + "".join(
             f"    bmap_put(out[{k}], b, value[{k}])\n" for k in range(len(out.types)))
-        glb = {"bmap_put": bmap_put}
-        exec(src, glb)
-        return glb["impl"]
+        return _impl_from_source(src, {"bmap_put": bmap_put})
     return lambda out, b, value: bmap_put(out, b, value)
 
 

@@ -32,14 +32,16 @@ _ORIGINALS: dict[int, Callable] = {}      # id(stand-in) -> the original
 _MODULES: dict[str, Any] = {}             # module name -> its copy for Numba
 
 
-def standin(original: Callable, **overload_options):
+def standin(original: Callable, home: str | None = None, **overload_options):
     """Register the decorated typer (an `@overload` typer: argument types -> implementation, or
-    None) as the Numba implementation of `original` in compiled code."""
+    None) as the Numba implementation of `original` in compiled code.  `home`: the module named
+    in the stand-in's docstring where `original` has no __module__ (scipy.special's ufuncs)."""
     def register(typer):
         def fn(*args, **kwargs):
             return original(*args, **kwargs)
         fn.__name__ = fn.__qualname__ = getattr(original, "__name__", "standin")
-        fn.__doc__ = f"{getattr(original, '__module__', None) or 'numpy'}.{fn.__name__} in code compiled by s2s (see s2s.backends.numba_numpy)."
+        module = home or getattr(original, "__module__", None) or "numpy"
+        fn.__doc__ = f"{module}.{fn.__name__} in code compiled by s2s (see s2s.backends.numba_numpy)."
         overload(fn, prefer_literal=True, **overload_options)(typer)
         STANDINS[id(original)] = fn
         _ORIGINALS[id(fn)] = original

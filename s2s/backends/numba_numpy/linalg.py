@@ -229,12 +229,7 @@ def _matmul_impl(a, b):
     src.append(f"    return out.reshape({tail})")
     glb = {"np": np, "_as_2d_row": _as_2d_row, "_as_2d_col": _as_2d_col, "_prod": _prod, "_bidx": _bidx,
            "_mm2": _mm2, "rt": from_dtype(rt)}
-    return _exec_impl("\n".join(src) + "\n", glb)
-
-
-def _exec_impl(src, glb):
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source("\n".join(src) + "\n", glb)
 
 
 def matmul(a, b):
@@ -379,7 +374,7 @@ def _tensordot_impl(a, b, axes):
         src.append(f"    xa = np.arange({na - n}, {na}).astype(np.int64)")
         src.append(f"    xb = np.arange(0, {n}).astype(np.int64)")
     src.append("    return _td(a, b, xa, xb)")
-    return _exec_impl("\n".join(src) + "\n", {"np": np, "_td": _tensordot_fn(na, nb, n)})
+    return _impl_from_source("\n".join(src) + "\n", {"np": np, "_td": _tensordot_fn(na, nb, n)})
 
 
 def tensordot(a, b, axes=2):
@@ -569,7 +564,7 @@ def _einsum(subscripts, *operands):
     src = _einsum_source(subscripts.literal_value, ndims)
     acc = types.int64 if rt.kind == "b" else from_dtype(rt)
     post = numba.njit(lambda x: x != 0) if rt.kind == "b" else _identity
-    return _exec_impl(src, {"np": np, "acc": acc, "post": post})
+    return _impl_from_source(src, {"np": np, "acc": acc, "post": post})
 
 
 # ----- np.cross -----------------------------------------------------------------------------------
@@ -1059,7 +1054,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
     if gnd == 0:       # a full contraction: g multiplies the other operand (transposed back)
         other = "b" if which == 0 else "a"
         src = f"def impl(g, a, b, axes=None):\n    return (g * {other}).transpose({tuple(perm)!r})\n"
-        return _exec_impl(src, {"np": np})
+        return _impl_from_source(src, {"np": np})
     n = len(ca)
     first, second = ("g", "b") if which == 0 else ("a", "g")
     nd1 = gnd if which == 0 else a.ndim
@@ -1067,7 +1062,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
     src = ("def impl(g, a, b, axes=None):\n"
            f"    r = _td({first}, {second}, {_const_ints_src(ca)}, {_const_ints_src(cb)})\n"
            f"    return r.transpose({tuple(perm)!r})\n")
-    return _exec_impl(src, {"np": np, "_td": _tensordot_fn(nd1, nd2, n)})
+    return _impl_from_source(src, {"np": np, "_td": _tensordot_fn(nd1, nd2, n)})
 
 
 def _tdvjp_lower(which):
@@ -1092,7 +1087,7 @@ def _pair_vjp_lower(which, axes_of, scalar_other):
         impl = _tensordot_vjp_impl(which, g, a, b, xa_xb=axes_of(na, nb))
         if impl is None:
             return None
-        return _exec_impl("def impl(g, a, b):\n    return td(g, a, b)\n", {"td": numba.njit(impl)})
+        return _impl_from_source("def impl(g, a, b):\n    return td(g, a, b)\n", {"td": numba.njit(impl)})
     return lower
 
 
@@ -1212,7 +1207,7 @@ def _kron_vjp_lower(side):
         else:
             lines.append(f"{ind}out[{', '.join(jv)}] += gg[{gi}] * aa[{', '.join(iv)}]")
             lines.append("    return out.reshape(b.shape)")
-        return _exec_impl("\n".join(lines) + "\n", {"np": np})
+        return _impl_from_source("\n".join(lines) + "\n", {"np": np})
     return lower
 
 
@@ -1231,16 +1226,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     kk = k.literal_value
     ins, out = oh._einsum_parse(subscripts.literal_value, [t.ndim for t in ops])
     letters_k = ins[kk]
-    others = [i for i in range(len(ops)) if i != kk]
-    avail = set(out)
-    for i in others:
-        avail |= set(ins[i])
-    distinct = []
-    for ch in letters_k:
-        if ch not in distinct:
-            distinct.append(ch)
-    result = "".join(ch for ch in distinct if ch in avail)
-    spec = ",".join([out] + [ins[i] for i in others]) + "->" + result
+    others, _, distinct, result, spec = oh._einsum_cotangent_letters(ins, out, kk)
     names = ["a", "b", "c"]
     x = names[kk]
     lines = ["def impl(g, subscripts, k, a, b=None, c=None):",
@@ -1254,7 +1240,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     rv = f"r[{', '.join('i_' + ch for ch in result)}]" if result else "r"
     lines.append(f"{ind}out[{', '.join('i_' + ch for ch in letters_k)}] = {rv}")
     lines.append("    return out")
-    return _exec_impl("\n".join(lines) + "\n", {"np": np, "einsum": _EINSUM})
+    return _impl_from_source("\n".join(lines) + "\n", {"np": np, "einsum": _EINSUM})
 
 
 # ----- diag, det, solve --------------------------------------------------------------------------------

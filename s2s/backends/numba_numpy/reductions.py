@@ -18,7 +18,8 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload as nb_overload
 
 from ... import ophelpers as oh
-from ..numba_lower import _impl_from_source, _is_array, _is_none, overload, reduce_max, reduce_min, reduce_sum
+from ..numba_lower import (_impl_from_source, _is_array, _is_none, _kept_shape, _n_reduced, _reduced_flat_index,
+                           overload, reduce_max, reduce_min, reduce_sum)
 from . import flag_value, literal_value, standin
 
 _SIGNED = (types.int8, types.int16, types.int32, types.int64)
@@ -57,11 +58,6 @@ def _axis_form(axis):
     if isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis.types):
         return "tuple"
     return None
-
-
-def _n_red(axis, nd):
-    form = _axis_form(axis)
-    return nd if form == "none" else 1 if form == "int" else len(axis)
 
 
 def reduced_mask(axis, nd):
@@ -108,15 +104,10 @@ def _reduced_shape(shape, axis, keepdims):
     keep = flag_value(keepdims)
     if keep is None or _axis_form(axis) is None:
         return None
-    nred = _n_red(axis, nd)
+    nred = _n_reduced(axis, nd)
     if keep:
         def impl(shape, axis, keepdims):
-            red = reduced_mask(axis, nd)
-            out = shape
-            for d in range(nd):
-                if red[d]:
-                    out = tuple_setitem(out, d, 1)
-            return out
+            return _kept_shape(shape, reduced_mask(axis, nd))
         return impl
 
     def impl(shape, axis, keepdims):
@@ -140,7 +131,7 @@ def drop_reduced(r, shape, axis):
 @nb_overload(drop_reduced)
 def _drop_reduced(r, shape, axis):
     nd = len(shape)
-    if _n_red(axis, nd) == nd:
+    if _n_reduced(axis, nd) == nd:
         def impl(r, shape, axis):
             return np.ascontiguousarray(r).reshape(r.size)[0]
         return impl
@@ -261,7 +252,7 @@ def _extremum_impl(is_max):
             seen = np.zeros(size, dtype=np.bool_)
             xc = np.ascontiguousarray(x).reshape(x.size)
             for flat in range(x.size):
-                j = _flat_reduced(flat, x.shape, kshape)
+                j = _reduced_flat_index(flat, x.shape, kshape)
                 v = xc[flat]
                 if v != v:          # NumPy's max/min propagate NaN
                     out[j] = v
@@ -281,26 +272,6 @@ def _extremum_impl(is_max):
     return typer
 
 
-def _flat_reduced(flat, full_shape, kshape):
-    raise NotImplementedError
-
-
-@nb_overload(_flat_reduced)
-def _flat_reduced_impl(flat, full_shape, kshape):
-    def impl(flat, full_shape, kshape):
-        rem = flat
-        j = 0
-        mult = 1
-        for d in range(len(full_shape) - 1, -1, -1):
-            idx = rem % full_shape[d]
-            rem //= full_shape[d]
-            if kshape[d] != 1:
-                j += idx * mult
-            mult *= kshape[d]
-        return j
-    return impl
-
-
 @nb_overload(_reduce_prod)
 def _reduce_prod_impl(x, axis, keep):
     keepv = flag_value(keep)
@@ -316,7 +287,7 @@ def _reduce_prod_impl(x, axis, keep):
         out = np.ones(size)
         xc = np.ascontiguousarray(x).reshape(x.size)
         for flat in range(x.size):
-            out[_flat_reduced(flat, x.shape, kshape)] *= xc[flat]
+            out[_reduced_flat_index(flat, x.shape, kshape)] *= xc[flat]
         r = out.reshape(kshape)
         if keepv:
             return r
@@ -683,9 +654,7 @@ def _norm_src_globals():
 
 
 def _compile_source(src):
-    glb = dict(_norm_src_globals())
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src, _norm_src_globals())
 
 
 @standin(np.linalg.norm)
@@ -937,10 +906,8 @@ def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 def _grad_source(src):
-    glb = dict(_norm_src_globals())
-    glb.update(expand_to=_expand_to, hits=_hits, svd_grad=svd_grad)
-    exec(src, glb)
-    return glb["impl"]
+    return _impl_from_source(src, {**_norm_src_globals(), "expand_to": _expand_to, "hits": _hits,
+                                   "svd_grad": svd_grad})
 
 
 # =============================================================================

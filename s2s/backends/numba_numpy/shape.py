@@ -167,6 +167,16 @@ def _perm_first(nd: int, ax: int):
     return perm, tuple(int(i) for i in np.argsort(perm))
 
 
+def _int_parts(t, name):
+    """Source expressions of the integers in argument `name` of type t (an int, or a tuple of
+    ints), or None for any other type."""
+    if _is_int(t):
+        return [name]
+    if isinstance(t, types.BaseTuple) and all(_is_int(e) for e in t.types):
+        return [f"{name}[{k}]" for k in range(len(t.types))]
+    return None
+
+
 def _tup(items) -> str:
     items = list(items)
     return "(" + "".join(f"{i}, " for i in items) + ")"
@@ -291,11 +301,8 @@ standin(np.atleast_3d)(_atleast_typer(3))
 def _tile(A, reps):
     if not (_is_array(A) or _is_number(A)):
         return None
-    if _is_int(reps):
-        r = ["reps"]
-    elif isinstance(reps, types.BaseTuple) and all(_is_int(e) for e in reps.types):
-        r = [f"reps[{k}]" for k in range(len(reps.types))]
-    else:
+    r = _int_parts(reps, "reps")
+    if r is None:
         return None
     nd_a = _ndim(A)
     nd = max(nd_a, len(r))
@@ -581,11 +588,8 @@ def _roll_lines(nd, ax, shift, src_name, dst_name, indent="    "):
 def _roll(a, shift, axis=None):
     if not (_is_array(a) or _is_number(a)):
         return None
-    if _is_int(shift):
-        shifts = ["shift"]
-    elif isinstance(shift, types.BaseTuple) and all(_is_int(e) for e in shift.types):
-        shifts = [f"shift[{k}]" for k in range(len(shift.types))]
-    else:
+    shifts = _int_parts(shift, "shift")
+    if shifts is None:
         return None
     nd = _ndim(a)
     src = "def impl(a, shift, axis=None):\n    x = np.asarray(a)\n"
@@ -1103,11 +1107,8 @@ def _take_along_axis_vjp(g, arr, indices, axis=-1):
 # ===== adjoints of tile / repeat / joins / split ================================================
 @helper_overload(oh.tile_vjp)
 def _tile_vjp(g, A, reps):
-    if _is_int(reps):
-        r = ["reps"]
-    elif isinstance(reps, types.BaseTuple) and all(_is_int(e) for e in reps.types):
-        r = [f"reps[{k}]" for k in range(len(reps.types))]
-    else:
+    r = _int_parts(reps, "reps")
+    if r is None:
         return None
     if not (_is_array(A) or _is_number(A)):
         return None

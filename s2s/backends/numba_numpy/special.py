@@ -26,23 +26,8 @@ except ImportError:  # pragma: no cover
 
 
 def standin(original, **overload_options):
-    """numba_numpy.standin, also for ufuncs (which have no __module__: the framework's standin
-    reads it for the docstring; until it uses getattr, this does the same registration)."""
-    if hasattr(original, "__module__"):
-        return _framework_standin(original, **overload_options)
-    from numba.extending import overload
-    from . import _ORIGINALS, STANDINS
-
-    def register(typer):
-        def fn(*args, **kwargs):
-            return original(*args, **kwargs)
-        fn.__name__ = fn.__qualname__ = getattr(original, "__name__", "standin")
-        fn.__doc__ = f"scipy.special.{fn.__name__} in code compiled by s2s (see s2s.backends.numba_numpy)."
-        overload(fn, prefer_literal=True, **overload_options)(typer)
-        STANDINS[id(original)] = fn
-        _ORIGINALS[id(fn)] = original
-        return typer
-    return register
+    """numba_numpy.standin, naming scipy.special in the docstring (its ufuncs have no __module__)."""
+    return _framework_standin(original, home="scipy.special", **overload_options)
 
 
 # =============================================================================
