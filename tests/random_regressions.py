@@ -231,3 +231,27 @@ def write_after_rebinding_to_argument(x, y):
     out = y
     out[1] = x
     return np.sum(out)
+
+
+def argument_overwritten_by_a_constant(x, y):
+    # found by the soak (hessian): x's tangent is pushed, then x is set to a constant, whose zero
+    # tangent went on the same tape; vmap of the jvp took that pop for batched (IndexError in balign)
+    x = np.sum(np.sqrt(1.0 + np.linspace(-0.9, 0.1, 4) * np.linspace(-0.9, 0.1, 4)))
+    x = ((x - np.sin(0.5)) - (np.maximum(y, -0.35) * x))
+    return np.sum(y) + -0.3 * np.sum(x)
+
+
+def written_array_renamed_in_inner_loop(x, y):
+    # found by the soak: `out2 = np.tanh(out2)` (a temporary renamed, in A-normal form) made `out2`
+    # look as if it might alias another array, and the write `out2[0] = ...` was refused
+    k1 = 0
+    while np.mean(x) < 1.0 and k1 < 5:
+        k1 = k1 + 1
+        out2 = np.zeros(2)
+        out2[0] = y * x[1]
+        k3 = 0
+        while y < 1.0 and k3 < 1:
+            k3 = k3 + 1
+            out2 = np.tanh(out2)
+        x = x + 0.1 * out2
+    return np.sum(x) + y

@@ -513,3 +513,29 @@ def test_regression_jit_grad_argument_reassigned_twice(workdir, fn, args, argnum
 def test_regression_jit_fused_sum_into_operand(workdir, y):
     fn, args = R.jit_fused_sum_into_operand, (np.array([1.31, -0.72]), y)
     np.testing.assert_allclose(s2s.jit(fn)(*args), fn(*args), rtol=1e-12)
+
+
+# hessian (vmap of the jvp of grad) of an argument overwritten by a constant crashed (IndexError in
+# balign): the tangent tape held the argument's batched tangent and the constant's unbatched zeros,
+# and the pop of the zeros was taken as batched; fixed: a tape on which a name is pushed that no pop
+# restores is not "matched" (every pushed value is batched alike)
+def test_regression_hessian_argument_overwritten_by_a_constant(workdir):
+    fn = R.argument_overwritten_by_a_constant
+    c = np.sum(np.sqrt(1.0 + np.linspace(-0.9, 0.1, 4) ** 2))
+    for y in (1.34, -1.0):
+        H = s2s.hessian(fn, argnums=(0, 1))(-0.75, y)
+        np.testing.assert_allclose(np.array(H, dtype=float), np.zeros((2, 2)), atol=1e-12)
+        assert_close(s2s.grad(fn, argnums=1)(-0.75, y), 1.0 + 0.3 * c * (y > -0.35), rtol=1e-12)
+        for k in (0, 1):
+            np.testing.assert_allclose(s2s.jit(s2s.hessian(fn, argnums=k), fallback=False)(-0.75, y), 0.0, atol=1e-12)
+
+
+# grad refused `out2[0] = ...` when an inner loop rebinds `out2 = np.tanh(out2)` (a fresh array
+# through a temporary); fixed: a temporary read only by the renaming is as new as its value
+@pytest.mark.parametrize("y", [0.3, 1.5], ids=["inner loop runs", "inner loop skipped"])
+def test_regression_written_array_renamed_in_inner_loop(workdir, y):
+    fn, args = R.written_array_renamed_in_inner_loop, (np.array([0.2, 0.5]), y)
+    for k in (0, 1):
+        _fd_check(fn, args, k)
+        np.testing.assert_allclose(s2s.jit(s2s.grad(fn, argnums=k), fallback=False)(*args),
+                                   s2s.grad(fn, argnums=k)(*args), rtol=1e-12)

@@ -112,8 +112,15 @@ class BatchBuilder:
             if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) is rt.pop and id(n) not in pops_seen \
                     and n.args and isinstance(n.args[0], gast.Name):
                 bad.add(n.args[0].id)     # a pop used some other way
+        targets: dict[str, set] = {}
         for tape, target, _ in popped:
+            targets.setdefault(tape, set()).add(target)
             if target not in pushed.get(tape, ()):
+                bad.add(tape)
+        # a pushed name no pop restores (`push(tape_dot, zeros)` beside `push(tape_dot, x_dot)`):
+        # its value comes back to another variable, which may be batched where it was not
+        for tape, names in pushed.items():
+            if names - targets.get(tape, set()):
                 bad.add(tape)
         return set(pushed) - bad
 

@@ -181,10 +181,20 @@ class ReverseBuilder:
         for s in _walk_stmts(body):
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 defs.setdefault(s.targets[0].id, []).append(s.value)
-        out = set()
-        for var, values in defs.items():
-            if all(_allocates(v) for v in values):
-                out.add(var)
+        # a temporary read once, to be renamed (`t10 = np.tanh(out); out = t10`), is as new as its value
+        loads: dict[str, int] = {}
+        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                loads[n.id] = loads.get(n.id, 0) + 1
+        out: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for var, values in defs.items():
+                if var not in out and all(_allocates(v) or (isinstance(v, gast.Name) and v.id in out
+                                                            and loads.get(v.id) == 1) for v in values):
+                    out.add(var)
+                    changed = True
         # or bound to other values only after its last write, outside any loop that writes it
         # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`)
         order: list = []

@@ -1053,13 +1053,13 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
         return None
     if gnd == 0:       # a full contraction: g multiplies the other operand (transposed back)
         other = "b" if which == 0 else "a"
-        src = f"def impl(g, a, b, axes=None):\n    return (g * {other}).transpose({tuple(perm)!r})\n"
+        src = f"def impl(g, a, b, axes=2):\n    return (g * {other}).transpose({tuple(perm)!r})\n"
         return _impl_from_source(src, {"np": np})
     n = len(ca)
     first, second = ("g", "b") if which == 0 else ("a", "g")
     nd1 = gnd if which == 0 else a.ndim
     nd2 = b.ndim if which == 0 else gnd
-    src = ("def impl(g, a, b, axes=None):\n"
+    src = ("def impl(g, a, b, axes=2):\n"
            f"    r = _td({first}, {second}, {_const_ints_src(ca)}, {_const_ints_src(cb)})\n"
            f"    return r.transpose({tuple(perm)!r})\n")
     return _impl_from_source(src, {"np": np, "_td": _tensordot_fn(nd1, nd2, n)})
