@@ -255,3 +255,21 @@ def written_array_renamed_in_inner_loop(x, y):
             out2 = np.tanh(out2)
         x = x + 0.1 * out2
     return np.sum(x) + y
+
+
+def _early_return_on_constant(a, b):
+    b = (-b)
+    if (b * b) < 0.25:
+        return np.cos(np.tanh(a))
+    b = b
+    return np.cos((a / (1.0 + a * a)))
+
+
+def early_return_on_constant_after_write(x, y):
+    # found by the soak (vmap(grad)): the helper's branch flag went on the tape beside a written
+    # array's saved slot; vmap took the flag for batched and ran the backward of the branch the
+    # forward sweep skipped (UnboundLocalError)
+    out0 = np.zeros(2)
+    out0[0] = -0.2
+    out0 = _early_return_on_constant(x, 0.3)
+    return np.sum(y) + -0.3 * np.sum(out0)

@@ -46,22 +46,13 @@ def _helper(name):
 
 
 KNOWN_JIT: dict[tuple[str, str], str] = {
-    ("value_and_grad", "tensordot"): _helper("tensordot_vjp_a"),
-    ("value_and_grad", "diff"): "np.diff with prepend= / append=: no Numba implementation (nor a stand-in)",
-    ("jvp", "einsum"): _helper("einsum_operands"),
-    ("jvp", "svd"): _helper("svd_tangent"),
-    ("jvp", "ravel_flatten"): "np.ravel(x, order=...) in the tangent code: no Numba implementation (nor a stand-in)",
     ("jvp", "expand_squeeze"): "np.squeeze of this form: no Numba implementation (nor a stand-in)",
-    ("vmap_grad", "true_divide"): _helper("bunbroadcast"),
     ("vmap_grad", "slogdet"): _helper("badd_at"),
     ("vmap_grad", "svd_values"): _helper("svd_triple_vjp"),
-    ("vmap_grad", "xlogy"): _helper("bunbroadcast"),
-    ("vmap_grad", "var"): _helper("bexpand_reduced"),
     ("vmap_grad", "norm_spectral"): _helper("norm_grad"),
     ("vmap_grad", "tensordot"): _helper("tensordot_vjp_plan"),
     ("hessian", "norm_spectral"): _helper("norm_grad"),
     ("hessian", "tensordot"): _helper("tensordot_vjp_a"),
-    ("hessian", "svd_values"): _helper("svd_tangent"),
 }
 
 

@@ -539,3 +539,12 @@ def test_regression_written_array_renamed_in_inner_loop(workdir, y):
         _fd_check(fn, args, k)
         np.testing.assert_allclose(s2s.jit(s2s.grad(fn, argnums=k), fallback=False)(*args),
                                    s2s.grad(fn, argnums=k)(*args), rtol=1e-12)
+
+
+# vmap(grad) of a helper's early return on a constant, after an indexed write, crashed
+# (UnboundLocalError): the tape held the write's saved slot (pushed and popped under different
+# temporaries), so it was not "matched" and the branch flag came back batched; fixed: unpaired
+# pushes and pops are counted, and batched as the tape is
+def test_regression_vmap_grad_early_return_after_write(workdir):
+    _vmap_check(R.early_return_on_constant_after_write, np.array([[0.375, 1.19], [0.2, -0.4]]),
+                np.array([0.8, -0.8]), grad=True)

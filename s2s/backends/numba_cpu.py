@@ -67,6 +67,9 @@ def _jitted_helper(value):
     return _JITTED[id(value)]
 
 
+numba_lower.set_helper_compiler(_jitted_helper)
+
+
 def _jittable(value) -> bool:
     from .. import ophelpers
     return (callable(value) and not isinstance(value, type) and hasattr(value, "__code__")

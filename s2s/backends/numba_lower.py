@@ -19,6 +19,20 @@ from .. import runtime as rt
 
 
 OVERLOADED: set[int] = set()
+# How a plain-NumPy helper becomes an njit function (numba_cpu fills this in on import): an
+# overload that picks one of several helpers at typing time calls the one it picks through it.
+_HELPER_COMPILER: list = []
+
+
+def set_helper_compiler(compile_helper) -> None:
+    _HELPER_COMPILER[:] = [compile_helper]
+
+
+def compiled_helper(fn):
+    """The njit version of the plain-NumPy helper fn (its own helper calls compiled too)."""
+    if not _HELPER_COMPILER:
+        raise RuntimeError("s2s: no helper compiler registered (import s2s.backends.numba_cpu)")
+    return _HELPER_COMPILER[0](fn)
 _overload = overload
 
 
@@ -926,23 +940,32 @@ def _bunbroadcast(g, x, gb, xb):
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
     if fg is None or fx is None:
         return None
+    if not fg:       # one cotangent for the batch: unbroadcast it once, repeated per example of x
+        if not fx:
+            return lambda g, x, gb, xb: rt.unbroadcast(g, x)
+        if not _is_array(x):
+            return None
+        return lambda g, x, gb, xb: rt.bexpand(rt.unbroadcast(g, x[0]), x.shape[0])
     if not _is_array(g):
         return lambda g, x, gb, xb: g
     xr = (x.ndim - (1 if fx else 0)) if _is_array(x) else 0
     gr = g.ndim - (1 if fg else 0)
     if fg and gr == xr and not _is_array(x):
         return lambda g, x, gb, xb: g
-    if fg and gr == xr:
-        # same per-example rank, but x may have been broadcast along its size-1 axes (hypot(a, b) of
-        # b (3, 1) and a (3, 4)): sum g over those (i % 1 == 0), each example on its own
+    if fg and gr >= xr and xr > 0:
+        # x may have been broadcast along its size-1 axes (hypot(a, b) of b (3, 1) and a (3, 4)) and
+        # along new leading axes (a (2, 3) / b (3,)): sum g over those (i % 1 == 0) and over the
+        # leading ones, each example on its own
         nd = g.ndim
+        extra = gr - xr
         idx = ", ".join(f"i{k}" for k in range(nd))
-        out_idx = ", ".join(["i0"] + [f"i{k} % out.shape[{k}]" for k in range(1, nd)])
+        out_idx = ", ".join(["i0"] + [f"i{k} % out.shape[{k - extra}]" for k in range(1 + extra, nd)])
         lines = ["def impl(g, x, gb, xb):",
-                 f"    xs = x.shape{'[1:]' if fx else ''}",
-                 "    if g.shape[1:] == xs:",
-                 "        return np.ascontiguousarray(g)",
-                 "    out = np.zeros((g.shape[0],) + xs)"]
+                 f"    xs = x.shape{'[1:]' if fx else ''}"]
+        if extra == 0:
+            lines += ["    if g.shape[1:] == xs:",
+                      "        return np.ascontiguousarray(g)"]
+        lines += ["    out = np.zeros((g.shape[0],) + xs, g.dtype)"]
         for k in range(nd):
             lines.append("    " * (k + 1) + f"for i{k} in range(g.shape[{k}]):")
         lines.append("    " * (nd + 1) + f"out[{out_idx}] += g[{idx}]")
@@ -959,14 +982,56 @@ def _bunbroadcast(g, x, gb, xb):
     return None
 
 
+def _bexpand_reduced_axes(g, x, axis, keepdims, fg, fx):
+    """bexpand_reduced of a reduction over constant axes: every element of the result reads the
+    reduced value its example and its kept indices name (g's size-1 axes broadcast)."""
+    if not _is_array(x) or (fg and not _is_array(g)):
+        return None
+    nd = x.ndim - (1 if fx else 0)
+    if isinstance(axis, types.IntegerLiteral):
+        axes = (axis.literal_value,)
+    elif isinstance(axis, types.BaseTuple) and all(isinstance(t, types.IntegerLiteral) for t in axis.types):
+        axes = tuple(t.literal_value for t in axis.types)
+    else:
+        return None
+    keep = getattr(keepdims, "literal_value", keepdims if isinstance(keepdims, bool) else None)
+    if keep is None or nd == 0 or any(not -nd <= a < nd for a in axes):
+        return None
+    axes = {a % nd for a in axes}
+    gidx = ["b"] if fg else []
+    pos = len(gidx)
+    for k in range(nd):
+        if keep:
+            gidx.append(f"i{k} % g.shape[{pos}]")
+            pos += 1
+        elif k not in axes:
+            gidx.append(f"i{k}")
+            pos += 1
+    if _is_array(g) and g.ndim != pos:
+        return None
+    read = "g" if not _is_array(g) else (f"g[{', '.join(gidx)}]" if gidx else "g[()]")
+    lines = ["def impl(g, x, axis, keepdims, gb, xb):",
+             f"    size = {'g' if fg else 'x'}.shape[0]",
+             f"    xs = x.shape{'[1:]' if fx else ''}",
+             f"    out = np.empty((size,) + xs, {'g.dtype' if _is_array(g) else 'np.float64'})",
+             "    for b in range(size):"]
+    for k in range(nd):
+        lines.append("    " * (k + 2) + f"for i{k} in range(xs[{k}]):")
+    lines.append("    " * (nd + 2) + f"out[b, {', '.join(f'i{k}' for k in range(nd))}] = {read}")
+    lines.append("    return out")
+    return _impl_from_source("\n".join(lines) + "\n", {"np": np})
+
+
 @overload(rt.bexpand_reduced)
 def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
     """The cotangent of a full reduction per example (axis None): each example's value g[b]
     (or the shared g) fills that example's shape. Other axes: no Numba version (the generic
     runtime function is refused by Numba, and the error says so)."""
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
-    if fg is None or fx is None or not _is_none(axis) or not (fg or fx):
+    if fg is None or fx is None or not (fg or fx):
         return None
+    if not _is_none(axis):
+        return _bexpand_reduced_axes(g, x, axis, keepdims, fg, fx)
     if fg != _is_array(g):       # batched: an array of per-example values; shared: a number
         return None
     if not _is_array(x):

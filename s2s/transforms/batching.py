@@ -16,6 +16,8 @@ the whole function a per-example loop (`per_example`), labelled as such.
 """
 from __future__ import annotations
 
+import collections
+
 import builtins
 import copy
 import dataclasses
@@ -80,6 +82,7 @@ class BatchBuilder:
         self.size = self.namer.fresh("batch")
         self.stacks: set[str] = set()    # tapes: containers of (batched) values, never expanded
         self.matched: set[str] = set()   # tapes whose pops restore pushed variables (matched_tapes)
+        self.unpaired: dict[str, set] = {}
         self.defined: set[str] = set(nf.params)
 
     def error(self, cls, msg, node, hint=None):
@@ -90,39 +93,54 @@ class BatchBuilder:
     def matched_tapes(self, body) -> set[str]:
         """Tapes each pop of which restores a variable pushed on it (`push(tape, v)` ... `v = pop(tape)`):
         what such a pop gives back is batched when that variable is, whatever else the tape holds
-        (a branch condition pushed beside per-example arrays stays one flag for the batch)."""
-        pushed: dict[str, set] = {}
+        (a branch condition pushed beside per-example arrays stays one flag for the batch).
+
+        The backward sweep pops in the mirror order of the pushes, so a tape is matched when its
+        pushes and pops pair up by name: each name pushed as often as it is popped into.  The
+        rest (an indexed write's saved slot: `push(tape, t15)` ... `t35 = pop(tape)`, `out[0] = t35`)
+        are unpaired: as many pushes as pops, and their values are batched as the tape is
+        (self.unpaired: tape -> the names pushed or popped unpaired)."""
+        pushed: dict[str, collections.Counter] = {}
+        popped: dict[str, collections.Counter] = {}
         bad: set[str] = set()
-        popped: list = []
-        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        seen: set[int] = set()
+        module = gast.Module(body=body, type_ignores=[])
+        for n in gast.walk(module):
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) \
+                    and getattr(n.value, "s2s_fn", None) is rt.pop and n.value.args \
+                    and isinstance(n.value.args[0], gast.Name):
+                tape, target = n.value.args[0].id, n.targets[0]
+                key = target.id if isinstance(target, gast.Name) else None
+                popped.setdefault(tape, collections.Counter())[key] += 1
+                seen.add(id(n.value))
+        for n in gast.walk(module):
             if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) in (rt.push, rt.pop) and n.args \
                     and isinstance(n.args[0], gast.Name):
                 tape = n.args[0].id
                 if n.s2s_fn is rt.push:
-                    if len(n.args) == 2 and isinstance(n.args[1], gast.Name):
-                        pushed.setdefault(tape, set()).add(n.args[1].id)
-                    else:
+                    if len(n.args) != 2:
                         bad.add(tape)
-            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) \
-                    and getattr(n.value, "s2s_fn", None) is rt.pop and n.value.args \
-                    and isinstance(n.value.args[0], gast.Name) and isinstance(n.targets[0], gast.Name):
-                popped.append((n.value.args[0].id, n.targets[0].id, n.value))
-        pops_seen = {id(v) for _, _, v in popped}
-        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
-            if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) is rt.pop and id(n) not in pops_seen \
-                    and n.args and isinstance(n.args[0], gast.Name):
-                bad.add(n.args[0].id)     # a pop used some other way
-        targets: dict[str, set] = {}
-        for tape, target, _ in popped:
-            targets.setdefault(tape, set()).add(target)
-            if target not in pushed.get(tape, ()):
-                bad.add(tape)
-        # a pushed name no pop restores (`push(tape_dot, zeros)` beside `push(tape_dot, x_dot)`):
-        # its value comes back to another variable, which may be batched where it was not
-        for tape, names in pushed.items():
-            if names - targets.get(tape, set()):
-                bad.add(tape)
-        return set(pushed) - bad
+                        continue
+                    key = n.args[1].id if isinstance(n.args[1], gast.Name) else None
+                    pushed.setdefault(tape, collections.Counter())[key] += 1
+                elif id(n) not in seen:
+                    bad.add(tape)     # a pop used some other way
+        matched: set[str] = set()
+        self.unpaired = {}
+        for tape, pushes in pushed.items():
+            pops = popped.get(tape, collections.Counter())
+            paired = {k for k in pushes if k is not None and k in pops}
+            # `push(tape_dot, zeros)` beside `push(tape_dot, x_dot)`, both popped into x_dot: the
+            # zeros come back to another variable, which may be batched where they were not
+            if tape in bad or any(pushes[k] != pops[k] for k in paired):
+                continue
+            rest_pushed = {k: c for k, c in pushes.items() if k not in paired}
+            rest_popped = {k: c for k, c in pops.items() if k not in paired}
+            if sum(rest_pushed.values()) != sum(rest_popped.values()):
+                continue
+            matched.add(tape)
+            self.unpaired[tape] = set(rest_pushed) | set(rest_popped)
+        return matched
 
     def analyse(self, body, params_batched: set[str]) -> set[str]:
         batched = set(params_batched)
@@ -143,8 +161,9 @@ class BatchBuilder:
                         t = s.targets[0]
                         if isinstance(t, gast.Name) and getattr(s.value, "s2s_fn", None) is rt.pop \
                                 and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id in matched:
-                            if ctx_batched:       # else batched as the variable is by its other assignments
-                                mark(t.id)
+                            tape = s.value.args[0].id
+                            if ctx_batched or (t.id in self.unpaired[tape] and tape in batched):
+                                mark(t.id)        # else batched as the variable is by its other assignments
                         elif isinstance(t, gast.Name):
                             if ctx_batched or self.value_batched(s.value, batched):
                                 mark(t.id)
@@ -624,8 +643,9 @@ class BatchBuilder:
         fn = getattr(call, "s2s_fn", None)
         if fn is rt.push:
             st, v = call.args
-            if st.id in self.batched and not self.is_b(v) and st.id not in self.matched:
-                # (on a matched tape the pop gives the value back to an unbatched variable as it is)
+            unpaired = st.id in self.matched and not (isinstance(v, gast.Name) and v.id not in self.unpaired[st.id])
+            if st.id in self.batched and not self.is_b(v) and (st.id not in self.matched or unpaired):
+                # (on a matched tape the pop gives a paired value back to an unbatched variable as it is)
                 value = _call(rt.bexpand, [v, name(self.size)])
                 return [copy_loc(_expr_stmt(_call(rt.push, [st, value])), s)]
             return [s]

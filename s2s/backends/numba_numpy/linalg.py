@@ -24,7 +24,7 @@ from numba.np import linalg as _nblinalg
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from ... import ophelpers as oh
-from ..numba_lower import _blas_operand, _impl_from_source, _is_array, _is_none, overload
+from ..numba_lower import _blas_operand, _impl_from_source, _is_array, _is_none, compiled_helper, overload
 from . import flag_value, literal_value, standin
 
 
@@ -1344,9 +1344,25 @@ def _svdvals_vjp(g, a):
 @overload(oh.svd_vjp)
 def _svd_vjp(g, a, y, full_matrices=True, compute_uv=True, hermitian=False):
     uv = flag_value(compute_uv)
-    if uv is not False:
-        return None      # the (u, s, vt) triple: the plain helper
-    return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: oh.svdvals_vjp(g, a)
+    if uv is None:
+        return None
+    if not uv:
+        return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: oh.svdvals_vjp(g, a)
+    triple = compiled_helper(oh.svd_triple_vjp)      # (the Python helper branches on compute_uv at run time)
+    return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: \
+        triple(g[0], g[1], g[2], y[0], y[1], y[2])
+
+
+@overload(oh.svd_tangent)
+def _svd_tangent(ta, a, y, full_matrices=True, compute_uv=True, hermitian=False):
+    uv = flag_value(compute_uv)
+    if uv is None:
+        return None
+    if not uv:
+        values = compiled_helper(oh.svdvals_tangent)
+        return lambda ta, a, y, full_matrices=True, compute_uv=True, hermitian=False: values(ta, a)
+    triple = compiled_helper(oh.svd_triple_tangent)
+    return lambda ta, a, y, full_matrices=True, compute_uv=True, hermitian=False: triple(ta, y[0], y[1], y[2])
 
 
 # ----- cross ---------------------------------------------------------------------------------------
@@ -1378,3 +1394,23 @@ def _cross_vjp_lower(side):
 
 overload(oh.cross_vjp_a)(_cross_vjp_lower("a"))
 overload(oh.cross_vjp_b)(_cross_vjp_lower("b"))
+
+
+# ----- einsum_operands (forward mode's einsum with its unused operands left out) --------------------
+_einsum_standin = STANDINS[id(np.einsum)]
+
+
+@overload(oh.einsum_operands, prefer_literal=True)
+def _einsum_operands(subscripts, a, b=None, c=None):
+    """The operand count is read from the constant subscripts at typing time (the Python helper
+    branches on it at run time, and Numba would type every branch)."""
+    if not isinstance(subscripts, types.StringLiteral):
+        return None
+    n = oh.einsum_count(subscripts.literal_value)
+    if n == 1:
+        return lambda subscripts, a, b=None, c=None: _einsum_standin(subscripts, a)
+    if n == 2:
+        return lambda subscripts, a, b=None, c=None: _einsum_standin(subscripts, a, b)
+    if n == 3:
+        return lambda subscripts, a, b=None, c=None: _einsum_standin(subscripts, a, b, c)
+    return None

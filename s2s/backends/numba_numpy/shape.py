@@ -42,6 +42,11 @@ def _is_number(t) -> bool:
 
 
 def _is_int(t) -> bool:
+    """An int argument: an integer type, an int literal, or an omitted int default (a Python int)."""
+    if isinstance(t, types.Omitted):
+        t = t.value
+    if isinstance(t, int):
+        return not isinstance(t, bool)
     return isinstance(t, types.Integer) or (isinstance(t, types.Literal) and isinstance(t.literal_value, int)
                                            and not isinstance(t.literal_value, bool))
 
@@ -234,6 +239,30 @@ def _squeeze(a, axis=None):
     keep = _tup(f"s[{d}]" for d in range(nd) if d not in axes)
     src += f"    return np.ascontiguousarray(x).reshape({keep})\n"
     return _make(src)
+
+
+@standin(np.ravel)
+def _ravel(a, order="C"):
+    if not (_is_array(a) or _is_number(a)):
+        return None
+    o = _const(order)
+    if o == "A":     # F only for an F-contiguous array that is not also C-contiguous
+        o = "F" if _is_array(a) and a.layout == "F" and a.ndim > 1 else ("C" if not _is_array(a) or a.layout == "C" else o)
+    if o == "K":     # memory order: known from the layout only for contiguous arrays
+        o = "C" if not _is_array(a) or a.layout == "C" or a.ndim <= 1 else ("F" if a.layout == "F" else o)
+    head = "def impl(a, order='C'):\n    x = np.asarray(a)\n"
+    if o == "C":
+        return _make(head + "    return np.ascontiguousarray(x).ravel()\n")
+    if o == "F":
+        return _make(head + "    return np.ascontiguousarray(x.T).ravel()\n")
+    if o == "A":
+        return _make(head + "    if x.flags.f_contiguous and not x.flags.c_contiguous:\n"
+                     "        return np.ascontiguousarray(x.T).ravel()\n"
+                     "    return np.ascontiguousarray(x).ravel()\n")
+    if o == "K":
+        _refuse("np.ravel(order='K') of a non-contiguous array: its memory order is known only at run time; "
+                "use order='C' or 'F'")
+    _refuse(f"np.ravel: order must be a constant 'C', 'F', 'A' or 'K' under jit (got {order})")
 
 
 @standin(np.expand_dims)
