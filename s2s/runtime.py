@@ -589,15 +589,15 @@ def bmatmul_vjp_a(g, a, b, ab, bb, keep=False):
     pb = np.ndim(b) - (1 if bb else 0)
     if pa == 1 and pb == 1:
         r = np.expand_dims(g, -1) * b
-    elif pb == 1:
-        r = np.expand_dims(g, -1) * np.expand_dims(b, -2)
+    elif pb == 1:      # (a per-example vector b goes beside g's stack axes, not the batch axis)
+        ge = np.expand_dims(g, -1)
+        be = np.expand_dims(b, -2)
+        r = ge * (balign(be, (ge,), (True,)) if bb else be)
     elif pa == 1:
         r = np.sum(b * np.expand_dims(g, -2), axis=-1)
-    else:
-        r = np.matmul(g, np.swapaxes(b, -1, -2))
-    if not ab and not keep:
-        r = np.sum(r, axis=0)
-    return r
+    else:              # (b's batch axis beside g's: b may have fewer stack axes than a)
+        r = np.matmul(g, np.swapaxes(balign(b, (g,), (True,)) if bb else b, -1, -2))
+    return _bmatmul_cotangent(r, a, ab, keep)
 
 
 def bmatmul_vjp_b(g, a, b, ab, bb, keep=False):
@@ -609,12 +609,21 @@ def bmatmul_vjp_b(g, a, b, ab, bb, keep=False):
     elif pb == 1:
         r = np.sum(np.expand_dims(g, -1) * a, axis=-2)
     elif pa == 1:
-        r = np.expand_dims(a, -1) * np.expand_dims(g, -2)
+        ae = np.expand_dims(a, -1)
+        ge = np.expand_dims(g, -2)
+        r = (balign(ae, (ge,), (True,)) if ab else ae) * ge
     else:
-        r = np.matmul(np.swapaxes(a, -1, -2), g)
-    if not bb and not keep:
-        r = np.sum(r, axis=0)
-    return r
+        r = np.matmul(np.swapaxes(balign(a, (g,), (True,)) if ab else a, -1, -2), g)
+    return _bmatmul_cotangent(r, b, bb, keep)
+
+
+def _bmatmul_cotangent(r, x, xb, keep):
+    """r (a batch of per-example products) summed to x's per-example shape: over the stack axes
+    the other operand broadcast x along (a vector times a stack of matrices), and over the batch
+    when x is unbatched and keep is off."""
+    if xb or keep:
+        return bunbroadcast(r, x, True, xb)
+    return unbroadcast(np.sum(r, axis=0), x)
 
 
 def bunbroadcast_vjp(d, g, gb, xb):

@@ -152,7 +152,6 @@ VMAP_GRAD_KNOWN = {
     "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
     "norm_vector": _AXIS, "norm_inf": _AXIS, "norm_matrix": _AXIS, "norm_spectral": _AXIS, "norm_batched": _AXIS,
     "trace": _AXIS, "einsum": _PLAN, "einsum_trace_ellipsis": _PLAN, "kron": _PLAN, "tile": _PLAN,
-    "matmul_batched_vector": "bmatmul of the adjoint (a stack of matrices per example, times a vector) does not broadcast",
 }
 
 

@@ -1376,6 +1376,11 @@ def _cross_vjp_lower(side):
             return None
         xa, xb, xc = (ax, ax, ax) if ax is not None else vals
         xa, xb, xc = xa % a.ndim, xb % b.ndim, xc % g.ndim
+        # the cotangent has the broadcast rank (g's): an operand's vector axis goes back where
+        # it is counted from the right (b of shape (3,) beside a (4, 3): axis 1 of (4, 3), not 0)
+        ba, bb = xa - a.ndim + g.ndim, xb - b.ndim + g.ndim
+        if ba < 0 or bb < 0:
+            return None
 
         def impl(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
             am = np.moveaxis(a, xa, -1)
@@ -1385,9 +1390,9 @@ def _cross_vjp_lower(side):
             gm = np.moveaxis(g, xc, -1)
             if side == "a":
                 d = _CROSS(bm, gm)
-                return rt.unbroadcast(np.moveaxis(d, -1, xa), a)
+                return rt.unbroadcast(np.moveaxis(d, -1, ba), a)
             d = _CROSS(gm, am)
-            return rt.unbroadcast(np.moveaxis(d, -1, xb), b)
+            return rt.unbroadcast(np.moveaxis(d, -1, bb), b)
         return impl
     return lower
 
