@@ -40,14 +40,14 @@ def mixed_loss(x, w):
 # s2s transforms these; Numba's nopython mode cannot compile them
 # ---------------------------------------------------------------------------
 
-def uses_diff_append(x):
-    # np.diff has an s2s rule; Numba's (and s2s's stand-in) takes no append=
-    return np.sum(np.diff(x, append=1.0) ** 2) + np.sum(np.sin(x))
+def uses_pad_reflect(x):
+    # np.pad has an s2s rule; Numba has no np.pad (nor s2s a stand-in)
+    return np.sum(np.pad(x, 1, mode="reflect") ** 2) + np.sum(np.sin(x))
 
 
-def uses_diff_prepend(X):
-    # np.diff has an s2s rule; Numba's (and s2s's stand-in) takes no prepend=
-    return np.sum(np.diff(X, prepend=0.5, axis=0) ** 2)
+def uses_pad_edge(X):
+    # np.pad has an s2s rule; Numba has no np.pad (nor s2s a stand-in)
+    return np.sum(np.pad(X, ((1, 0), (0, 0)), mode="edge") ** 2)
 
 
 # ---------------------------------------------------------------------------

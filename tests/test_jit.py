@@ -340,9 +340,9 @@ def _def_line(fn):
 
 
 @pytest.mark.parametrize(("fn", "make_args", "needle"), [
-    (J.uses_diff_append, lambda: (np.linspace(-1.0, 1.0, 5),), "diff"),
-    (J.uses_diff_prepend, lambda: (np.arange(12.0).reshape(3, 4) / 7.0 - 0.5,), "diff"),
-], ids=["diff_append", "diff_prepend"])
+    (J.uses_pad_reflect, lambda: (np.linspace(-1.0, 1.0, 5),), "pad"),
+    (J.uses_pad_edge, lambda: (np.arange(12.0).reshape(3, 4) / 7.0 - 0.5,), "pad"),
+], ids=["pad_reflect", "pad_edge"])
 @pytest.mark.parametrize("transform", ["primal", "grad"])
 def test_numba_cannot_compile(fn, make_args, needle, transform):
     args = make_args()
@@ -376,25 +376,25 @@ def test_numba_cannot_compile(fn, make_args, needle, transform):
 
 def test_numba_error_points_at_the_user_line():
     with pytest.raises(s2s.TransformError) as info:
-        s2s.jit(J.uses_diff_append)(np.linspace(-1.0, 1.0, 5))
-    assert info.value.source_line and "diff" in info.value.source_line
+        s2s.jit(J.uses_pad_reflect)(np.linspace(-1.0, 1.0, 5))
+    assert info.value.source_line and "pad" in info.value.source_line
     assert "generated line" in str(info.value)
 
 
 def test_fallback_warning_names_the_function():
-    j = s2s.jit(J.uses_diff_append, fallback=True)
+    j = s2s.jit(J.uses_pad_reflect, fallback=True)
     with pytest.warns(UserWarning) as record:
         j(np.linspace(-1.0, 1.0, 5))
     w = _one_s2s_warning(record)
-    assert "uses_diff_append" in str(w.message)
+    assert "uses_pad_reflect" in str(w.message)
 
 
 def test_fallback_warning_gives_numba_reason():
-    j = s2s.jit(J.uses_diff_append, fallback=True)
+    j = s2s.jit(J.uses_pad_reflect, fallback=True)
     with pytest.warns(UserWarning) as record:
         j(np.linspace(-1.0, 1.0, 5))
     w = _one_s2s_warning(record)
-    assert "diff" in str(w.message).split("Reason:", 1)[1]
+    assert "pad" in str(w.message).split("Reason:", 1)[1]
 
 
 # ---------------------------------------------------------------------------

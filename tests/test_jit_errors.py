@@ -13,7 +13,8 @@
 
 Every function under test is defined at module level in this file (s2s reads its source).
 The helpers named in (1) have no Numba version today; when one gets one, pick another (diag,
-cumsum, sort and clip's adjoints compile now).
+cumsum, sort, clip and svd's adjoints compile now; so does np.diff with append=/prepend=, which
+(2) used before np.pad).
 """
 from __future__ import annotations
 
@@ -56,22 +57,26 @@ def clip_loss(x):
     return np.sum(np.clip(x, -0.5, 0.5) ** 2)   # adjoint: clip_share (an internal error of Numba's typing)
 
 
-def norm_axis_loss(X):
-    return np.sum(np.diff(X, prepend=0.5, axis=0) ** 2)    # the user's own call: Numba's diff takes no prepend=
+def pad_edge_loss(X):
+    return np.sum(np.pad(X, ((1, 0), (0, 0)), mode="edge") ** 2)    # the user's own call: Numba has no np.pad
 
 
-def einsum_loss(x):
+def pad_loss(x):
     y = np.sin(x)
-    return np.sum(np.diff(y * x, append=1.0))   # the user's own call: Numba's diff takes no append=
+    return np.sum(np.pad(y * x, 2, mode="reflect") ** 2)   # the user's own call: Numba has no np.pad
 
 
-def einsum_example(w, x):
+def pad_example(w, x):
     h = np.tanh(x * w)
-    return np.sum(np.diff(h * w, append=1.0))   # per example, for vmap(grad)
+    return np.sum(np.pad(h * w, 1, mode="reflect") ** 2)   # per example, for vmap(grad)
 
 
-def dict_einsum_loss(p, x):
-    return np.sum(np.diff(p["w"] * x, append=1.0)) + p["b"]     # pytree argument: a generated wrapper calls it
+def dict_pad_loss(p, x):
+    return np.sum(np.pad(p["w"] * x, 1, mode="reflect") ** 2) + p["b"]     # pytree argument: a generated wrapper calls it
+
+
+def einsum_same_operand(x):
+    return np.einsum("i,i->", x, np.sin(x))     # adjoint: einsum_vjp (no Numba version for this plan)
 
 
 @s2s.custom_vjp
@@ -182,8 +187,8 @@ A33 = np.eye(3) + 0.1 * np.arange(9.0).reshape(3, 3) / 9.0 + 0.05 * np.array([[0
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("fn", "arg", "helper", "needle"), [
-    (svd_unpack, A33, "svd_vjp", "np.linalg.svd(A)"),
-], ids=["svd"])
+    (einsum_same_operand, X4, "einsum_vjp", "np.einsum("),
+], ids=["einsum"])
 def test_helper_failure_names_the_helper_and_the_users_line(fn, arg, helper, needle):
     with pytest.raises(s2s.TransformError) as info:
         s2s.jit(s2s.grad(fn))(arg)
@@ -197,16 +202,16 @@ def test_helper_failure_names_the_helper_and_the_users_line(fn, arg, helper, nee
 
 
 def test_helper_failure_still_falls_back():
-    j = s2s.jit(s2s.grad(svd_unpack), fallback=True)
+    j = s2s.jit(s2s.grad(einsum_same_operand), fallback=True)
     with pytest.warns(UserWarning, match="Numba could not compile"):
-        got = j(A33)
-    assert_close(got, s2s.grad(svd_unpack)(A33), what="jit(grad(svd_unpack), fallback=True)")
+        got = j(X4)
+    assert_close(got, s2s.grad(einsum_same_operand)(X4), what="jit(grad(einsum_same_operand), fallback=True)")
 
 
 @pytest.mark.parametrize(("fn", "arg", "needle"), [
-    (norm_axis_loss, M34, "np.diff(X, prepend"),
-    (einsum_loss, X4, "np.diff(y * x"),
-], ids=["diff_prepend", "diff_append"])
+    (pad_edge_loss, M34, "np.pad(X"),
+    (pad_loss, X4, "np.pad(y * x"),
+], ids=["pad_edge", "pad_reflect"])
 def test_users_own_numpy_call_keeps_the_numba_hint(fn, arg, needle):
     with pytest.raises(s2s.TransformError) as info:
         s2s.jit(s2s.grad(fn))(arg)
@@ -221,21 +226,21 @@ def test_users_own_numpy_call_keeps_the_numba_hint(fn, arg, needle):
 # 2. no raw Numba errors from jit(hessian(f)) and jit(vmap(grad(f)))
 # ---------------------------------------------------------------------------
 
-def _assert_einsum_refused_at_user_line(call, fn, what):
-    """`call()` raises an s2s TransformError (never a raw Numba error) at fn's np.diff line."""
+def _assert_pad_refused_at_user_line(call, fn, what):
+    """`call()` raises an s2s TransformError (never a raw Numba error) at fn's np.pad line."""
     try:
         call()
     except s2s.TransformError as exc:
-        assert "Numba cannot compile" in str(exc) and "diff" in str(exc), str(exc)
-        _assert_at_user_line(exc, fn, "np.diff(")
+        assert "Numba cannot compile" in str(exc) and "pad" in str(exc), str(exc)
+        _assert_at_user_line(exc, fn, "np.pad(")
         return exc
     except Exception as exc:   # noqa: BLE001
         pytest.fail(f"{what} raised {type(exc).__module__}.{type(exc).__name__}: {exc}")
-    pytest.fail("Numba compiled np.diff(append=): pick another op it cannot compile")
+    pytest.fail("Numba compiled np.pad(mode=): pick another op it cannot compile")
 
 
 def test_jit_hessian_numba_error_is_a_transform_error_at_the_user_line():
-    _assert_einsum_refused_at_user_line(lambda: s2s.jit(s2s.hessian(einsum_loss))(X4), einsum_loss,
+    _assert_pad_refused_at_user_line(lambda: s2s.jit(s2s.hessian(pad_loss))(X4), pad_loss,
                                         "jit(hessian(f))")
 
 
@@ -249,14 +254,14 @@ def test_jit_hessian_helper_failure_names_the_helper():
 
 
 def test_jit_hessian_fallback_still_runs():
-    got = s2s.jit(s2s.hessian(einsum_loss), fallback=True)(X4)
-    assert_close(got, s2s.hessian(einsum_loss)(X4), what="jit(hessian, fallback=True)")
+    got = s2s.jit(s2s.hessian(pad_loss), fallback=True)(X4)
+    assert_close(got, s2s.hessian(pad_loss)(X4), what="jit(hessian, fallback=True)")
 
 
 def test_jit_vmap_grad_numba_error_is_a_transform_error_at_the_user_line():
     w, xs = np.linspace(0.2, 0.8, 4), np.arange(12.0).reshape(3, 4) / 10.0
-    exc = _assert_einsum_refused_at_user_line(
-        lambda: s2s.jit(s2s.vmap(s2s.grad(einsum_example), in_axes=(None, 0)))(w, xs), einsum_example,
+    exc = _assert_pad_refused_at_user_line(
+        lambda: s2s.jit(s2s.vmap(s2s.grad(pad_example), in_axes=(None, 0)))(w, xs), pad_example,
         "jit(vmap(grad(f)))")
     assert exc.hint.startswith("use operations Numba supports"), exc.hint
 
@@ -285,20 +290,20 @@ def test_transform_refusal_inside_jit_hessian_names_the_user_line():
 
 def test_jit_grad_of_pytree_arguments_names_the_user_line():
     with pytest.raises(s2s.TransformError) as info:
-        s2s.jit(s2s.grad(dict_einsum_loss))({"w": X4, "b": 1.0}, X4)
-    _assert_at_user_line(info.value, dict_einsum_loss, "np.diff(")
+        s2s.jit(s2s.grad(dict_pad_loss))({"w": X4, "b": 1.0}, X4)
+    _assert_at_user_line(info.value, dict_pad_loss, "np.pad(")
 
 
-@pytest.mark.parametrize("make", [
-    lambda: s2s.jit(s2s.grad(svd_unpack))(A33),
-    lambda: s2s.jit(s2s.value_and_grad(svd_unpack))(A33),
-    lambda: s2s.jit(s2s.vmap(s2s.grad(svd_unpack)))(np.stack([A33, A33])),
-    lambda: s2s.jit(s2s.hessian(svd_unpack))(A33),
+@pytest.mark.parametrize(("make", "fn", "needle"), [
+    (lambda: s2s.jit(s2s.grad(einsum_same_operand))(X4), einsum_same_operand, "np.einsum("),
+    (lambda: s2s.jit(s2s.value_and_grad(einsum_same_operand))(X4), einsum_same_operand, "np.einsum("),
+    (lambda: s2s.jit(s2s.vmap(s2s.grad(svd_unpack)))(np.stack([A33, A33])), svd_unpack, "np.linalg.svd(A)"),
+    (lambda: s2s.jit(s2s.hessian(svd_unpack))(A33), svd_unpack, "np.linalg.svd(A)"),
 ], ids=["grad", "value_and_grad", "vmap-grad", "hessian"])
-def test_every_jit_error_names_the_user_file(make):
+def test_every_jit_error_names_the_user_file(make, fn, needle):
     with pytest.raises(s2s.TransformError) as info:
         make()
-    _assert_at_user_line(info.value, svd_unpack, "np.linalg.svd(A)")
+    _assert_at_user_line(info.value, fn, needle)
 
 
 # ---------------------------------------------------------------------------

@@ -53,7 +53,15 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
     ("vmap_grad", "tensordot"): _helper("tensordot_vjp_plan"),
     ("hessian", "norm_spectral"): _helper("norm_grad"),
     ("hessian", "tensordot"): _helper("tensordot_vjp_a"),
+    ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
+                               "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
 }
+
+# Cases whose compilation under a transform takes many minutes (LLVM optimizing one large function:
+# jit(vmap(grad(var_case))) took 919 s on 2 cores, jit(hessian) 157 s; with NUMBA_OPT=0, 33 s).
+# Left to the full sweep (S2S_FULL_SWEEP=1); the same np.var rules run under jit in CI through
+# value_and_grad, jvp and vmap of this case and tests/test_jit.py.
+_SLOW_COMPILE = {("vmap_grad", "var"), ("hessian", "var")}
 
 
 def _rng(case, salt=0):
@@ -78,12 +86,14 @@ def _same(got, expected, what):
 _TURN = {"value_and_grad": 0, "jvp": 4, "vmap": 8}
 # what this sweep found wrong (now fixed): always in CI
 _FOUND = {("vmap_grad", "hypot"), ("vmap_grad", "copy_astype"), ("hessian", "copy_astype"),
-          ("value_and_grad", "copy_astype")}
+          ("value_and_grad", "copy_astype"), ("value_and_grad", "cross"), ("vmap_grad", "matmul_batched_vector")}
 
 
 def _in_ci(transform, k):
     if (transform, CASES[k].name) in _FOUND:
         return True
+    if (transform, CASES[k].name) in _SLOW_COMPILE:
+        return False
     if transform in _TURN:
         return k % 12 == _TURN[transform]
     return k % 18 == 0
