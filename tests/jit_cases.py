@@ -107,3 +107,8 @@ def dot_vv(a, b):
 
 def dot_vm(a, B):
     return np.sum(np.cos(np.dot(a, B)))
+
+
+def einsum_full_contraction(x, y):
+    # the op's cotangent is a number, not an array (einsum_vjp had no Numba version for it)
+    return np.einsum("i,i->", x, np.sin(y)) + np.einsum("ij,j,i", np.outer(x, y), y, x) * 0.5

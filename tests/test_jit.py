@@ -32,7 +32,7 @@ import corpus  # noqa: E402
 import jit_cases as J  # noqa: E402
 import s2s  # noqa: E402
 from corpus import CASES, case_ids, case_rng  # noqa: E402
-from fd import assert_close  # noqa: E402
+from fd import assert_close, numeric_grad  # noqa: E402
 
 RTOL = 1e-12
 ATOL = 1e-12
@@ -400,6 +400,18 @@ def test_fallback_warning_gives_numba_reason():
 # ---------------------------------------------------------------------------
 # 4. hessian, pytrees, fused loops, show
 # ---------------------------------------------------------------------------
+
+def test_jit_grad_of_a_full_einsum_contraction():
+    x, y = np.array([-0.9, -0.3, 0.4, 1.2]), np.array([0.7, -1.1, 0.2, 0.5])
+    g = s2s.grad(J.einsum_full_contraction, argnums=(0, 1))
+    expected = g(x, y)
+    for k in (0, 1):
+        assert_close(expected[k], numeric_grad(J.einsum_full_contraction, (x, y), k), rtol=1e-6, atol=1e-8,
+                     what=f"grad(einsum_full_contraction)[{k}] vs finite differences")
+    _assert_same(s2s.jit(g, fallback=False)(x, y), expected, "jit(grad(einsum_full_contraction))")
+    vg = s2s.jit(s2s.value_and_grad(J.einsum_full_contraction, argnums=(0, 1)), fallback=False)(x, y)
+    _assert_same(vg, (J.einsum_full_contraction(x, y), expected), "jit(value_and_grad(einsum_full_contraction))")
+
 
 def test_jit_hessian_matches_hessian():
     x = np.array([-0.9, -0.4, 0.3, 0.6, 1.1])

@@ -53,6 +53,11 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
     ("vmap_grad", "tensordot"): _helper("tensordot_vjp_plan"),
     ("hessian", "norm_spectral"): _helper("norm_grad"),
     ("hessian", "tensordot"): _helper("tensordot_vjp_a"),
+    # vmap(grad) and hessian inline einsum_vjp per example: its einsum_plan has a generator Numba refuses
+    ("vmap_grad", "einsum"): _helper("einsum_vjp"),
+    ("vmap_grad", "einsum_trace_ellipsis"): _helper("einsum_vjp"),
+    ("hessian", "einsum"): _helper("einsum_vjp"),
+    ("hessian", "einsum_trace_ellipsis"): _helper("einsum_vjp"),
     ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
                                "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
 }

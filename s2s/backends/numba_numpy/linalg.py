@@ -1221,7 +1221,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     if not isinstance(subscripts, types.StringLiteral) or not isinstance(k, types.IntegerLiteral):
         return None
     ops = [t for t in (a, b, c) if not _is_none(t)]
-    if not all(_is_array(t) for t in ops):
+    if not all(_is_array(t) for t in ops) or not (_is_array(g) or isinstance(g, types.Number)):
         return None
     kk = k.literal_value
     ins, out = oh._einsum_parse(subscripts.literal_value, [t.ndim for t in ops])
@@ -1229,8 +1229,10 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     others, _, distinct, result, spec = oh._einsum_cotangent_letters(ins, out, kk)
     names = ["a", "b", "c"]
     x = names[kk]
+    # a full contraction's cotangent is a number (`np.einsum("i,i->", x, y)`): einsum takes arrays
     lines = ["def impl(g, subscripts, k, a, b=None, c=None):",
-             f"    r = einsum({spec!r}, g{''.join(', ' + names[i] for i in others)})",
+             "    ga = np.asarray(g)" if _is_array(g) else "    ga = np.full((), g)",
+             f"    r = einsum({spec!r}, ga{''.join(', ' + names[i] for i in others)})",
              f"    out = np.zeros({x}.shape)"]
     ind = "    "
     for ch in distinct:
