@@ -14,8 +14,8 @@ collect_ignore = [] if _os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cud
 
 
 # The longest tests (minutes each, mostly Numba compiling) start first, so that pytest-xdist's
-# workers are not left waiting at the end on one of them while the other sits idle (the suite
-# took 49 min on 2 cores with the random-program shards collected last, for 36 min of work each).
+# workers are not left waiting at the end on one of them while the other sits idle (collected
+# last, the random-program shards of 1-3 minutes each ran on one worker at the end).
 _LONG_FIRST = (
     "test_random_programs.py::test_random_programs_shard",
     "test_warm_cache.py::",

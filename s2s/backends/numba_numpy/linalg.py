@@ -1231,7 +1231,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     x = names[kk]
     # a full contraction's cotangent is a number (`np.einsum("i,i->", x, y)`): einsum takes arrays
     lines = ["def impl(g, subscripts, k, a, b=None, c=None):",
-             "    ga = np.asarray(g)" if _is_array(g) else "    ga = np.full((), g)",
+             "    ga = g" if _is_array(g) else "    ga = np.full((), g)",
              f"    r = einsum({spec!r}, ga{''.join(', ' + names[i] for i in others)})",
              f"    out = np.zeros({x}.shape)"]
     ind = "    "
