@@ -654,7 +654,10 @@ def _highest_rank_shape(arrays):
 
 def fused_empty(arrays):
     """Room for a fused loop's output: the shape of the highest-rank input (the loop runs only
-    when every array input has that shape)."""
+    when every array input has that shape); a number when no input is an array (the unfused
+    branch computes a number then, and the loop does not run)."""
+    if not any(isinstance(a, np.ndarray) and a.ndim > 0 for a in arrays):
+        return 0.0
     return np.empty(_highest_rank_shape(arrays))
 
 
@@ -687,6 +690,13 @@ def fused_zeros(arrays):
 
 def flat_view(x):
     return np.ravel(x) if isinstance(x, np.ndarray) else x
+
+
+def fused_out_view(x):
+    """The flat view a fused loop writes an output through.  An output that is a number (every
+    input a number: fused_size is -1 and the loop never runs) gets a stand-in, so that the fused
+    branch types as the unfused one does under Numba instead of failing to compile."""
+    return np.ravel(x) if isinstance(x, np.ndarray) else np.empty(1)
 
 
 def elem(xf, i):

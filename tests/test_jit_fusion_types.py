@@ -76,3 +76,38 @@ def test_two_layers_with_transposed_operands():
     want = s2s.grad(two_layers, argnums=(0, 1, 2, 3))(W1, b1, W2, b2, Xs)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+# Found timing the random-program tests: a fused run whose inputs are all numbers for these
+# argument types (x[-1] of a vector, a scalar argument reassigned) allocated its outputs with
+# fused_empty, which has no array to copy the shape of: Numba refused the fused version and jit
+# compiled a second, unfused one (correct, twice the compile time).  Such outputs are numbers now.
+def element_times_a_row(x, y):
+    if np.sum(y / (1.0 + x[::-1] * x[::-1])) > -0.35:
+        v = -(x[-1] * np.linspace(0.5, -0.9, 4))
+    else:
+        x = np.sqrt(1.0 + x * x)
+        v = x[::-1]
+    return 0.5 * np.sum(v) + 0.5 * np.sum(x)
+
+
+def scalar_reassigned(x, y):
+    x = np.sqrt(1.0 + x * x)
+    z = np.tanh(x * y + 0.5)
+    return np.sum(z * y) + x
+
+
+def test_fused_runs_of_numbers_compile_fused_and_match():
+    cases = [(element_times_a_row, (np.array([-0.49, 0.59, -0.10, 1.01]), np.float64(0.52))),
+             (element_times_a_row, (np.array([1.5, 1.2, 1.1, 1.3]), 1.0)),           # the other branch
+             (element_times_a_row, (np.array([-0.49, 0.59, -0.10, 1.01]), np.ones(4))),
+             (scalar_reassigned, (0.7, np.array([0.3, -1.2, 0.8]))),
+             (scalar_reassigned, (np.float64(-0.4), 1.3))]
+    for fn, args in cases:
+        for argnums in (0, 1):
+            jg = s2s.jit(s2s.grad(fn, argnums=argnums))
+            got = jg(*args)
+            assert not jg._unfused, f"{fn.__name__}{args}: the fused version did not compile"
+            want = s2s.grad(fn, argnums=argnums)(*args)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(got, fd(fn, args, argnums), rtol=1e-6, atol=1e-8)

@@ -146,12 +146,11 @@ _TUPLE = "the per-example loop stacks a tuple result (eigh, qr, svd, array_split
 VMAP_KNOWN = {
     "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
 }
-_PLAN = "a per-example loop over a helper that returns a plan (a tuple of parts of different shapes) stacks it as one array"
 _AXIS = "the adjoint helper's axis/ord arguments are batched along with the arrays (TypeError in the helper)"
 VMAP_GRAD_KNOWN = {
     "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
     "norm_vector": _AXIS, "norm_inf": _AXIS, "norm_matrix": _AXIS, "norm_spectral": _AXIS, "norm_batched": _AXIS,
-    "trace": _AXIS, "einsum": _PLAN, "einsum_trace_ellipsis": _PLAN, "kron": _PLAN, "tile": _PLAN,
+    "trace": _AXIS,
 }
 
 

@@ -58,6 +58,11 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
     ("vmap_grad", "einsum_trace_ellipsis"): _helper("einsum_vjp"),
     ("hessian", "einsum"): _helper("einsum_vjp"),
     ("hessian", "einsum_trace_ellipsis"): _helper("einsum_vjp"),
+    # the adjoint plans' tuple arithmetic ((1,) * n): Numba has no tuple-by-int product for them
+    ("vmap_grad", "kron"): _helper("kron_vjp_a"),
+    ("hessian", "kron"): _helper("kron_vjp_a"),
+    ("vmap_grad", "tile"): _helper("tile_vjp"),
+    ("hessian", "tile"): _helper("tile_vjp"),
     ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
                                "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
 }

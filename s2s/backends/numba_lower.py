@@ -1365,10 +1365,13 @@ def _fused_size(arrays, summed=()):
 
 def _fused_alloc(make):
     """fused_empty / fused_zeros: an array shaped like the highest-rank input (the rank of the
-    broadcast result, the unfused branch's type), whichever input comes first."""
+    broadcast result, the unfused branch's type), whichever input comes first; a number when
+    no input is an array (the unfused branch's type then; fused_size is -1, the loop never runs)."""
     def typer(arrays):
         pos = _array_positions(arrays)
         if not pos:
+            if all(isinstance(t, types.Number) for t in getattr(arrays, "types", ())):
+                return lambda arrays: 0.0
             return None
         first = max(pos, key=lambda k: arrays.types[k].ndim)
         return lambda arrays: make(arrays[first].shape)
@@ -1410,6 +1413,15 @@ def _flat_view(x):
     if _is_array(x):
         return lambda x: np.ascontiguousarray(x).ravel()
     return lambda x: x
+
+
+@overload(rt.fused_out_view, inline="always")
+def _fused_out_view(x):
+    if _is_array(x):
+        return _flat_view(x)
+    if isinstance(x, types.Number):
+        return lambda x: np.empty(1)      # a number output: its loop never runs (rt.fused_out_view)
+    return None
 
 
 @overload(rt.elem)

@@ -43,6 +43,8 @@ from .. import runtime as rt
 from ..errors import (NoRuleError, RecursionNotSupportedError, TransformError,
                       UnsupportedSyntaxError)
 from ..rules import lookup
+from .einsum_forms import EinsumFormError
+from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
 from .parse import ParsedFunction, SourceInfo, parse_function
 
@@ -1012,6 +1014,8 @@ class Normalizer:
                                   ("record", tuple(k.arg for k in node.keywords), cls))
             self.global_ref(cls, self.frame.parsed.namespace[cls], node)
             return name(tmp)
+        if obj is np.einsum:
+            node = self.einsum_form(node)
         args = [self.arg_atom(a, out) for a in node.args]
         kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
         if type(obj).__name__ == "Transformed" and obj.transform in ("grad", "value_and_grad") and any(
@@ -1038,6 +1042,32 @@ class Normalizer:
         raise self.error(
             NoRuleError, f"s2s has no derivative rule for `{_dotted(func)}` ({_describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
+
+    def einsum_form(self, node):
+        """np.einsum as its rule reads it: subscripts string first, at most three operands
+        (frontend/einsum_forms.py); a global string constant counts as a string."""
+        args = list(node.args)
+        for k, a in enumerate(args):
+            if not isinstance(a, (gast.Name, gast.Attribute)) or k and k % 2 == 0 and k != len(args) - 1:
+                continue
+            if isinstance(a, gast.Name) and a.id in self.frame.locals:
+                if k and self.frame.rename.get(a.id, a.id) in self.aggregates:
+                    raise self.error(UnsupportedSyntaxError, "s2s cannot differentiate np.einsum with a sublist "
+                                     "built in the function", node,
+                                     "write the sublists inline, np.einsum(x, (0, 1), y, (1, 2)), or use a string")
+                continue
+            value = self.try_resolve(a)     # a module constant: the subscripts string or a sublist
+            if isinstance(value, str) and k == 0:
+                args[k] = copy_loc(const(value), a)
+            elif k and isinstance(value, (tuple, list)) and all(type(e) is int or e is Ellipsis for e in value):
+                args[k] = copy_loc(gast.Tuple([const(e) for e in value], gast.Load()), a)
+        node = copy.copy(node)
+        node.args = args
+        try:
+            return einsum_rewrite(node)
+        except EinsumFormError as exc:
+            raise self.error(UnsupportedSyntaxError, f"s2s cannot differentiate this np.einsum: {exc}", node,
+                             "write the subscripts as a string literal: np.einsum('ij,jk->ik', a, b)") from None
 
     def treedef_of(self, node):
         """The pytree structure of a container literal (as s2s.pytree builds it), and its leaves."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import ophelpers as oh
 from .. import runtime as rt
 
 _KINDS: dict[int, str] = {}
@@ -50,6 +51,9 @@ set_kind("reduced_size", rt.reduced_size)
 # Functions of shapes only: evaluated on the first example (same for all).
 set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.breduced_size, rt.bshape, rt.bsize,
          rt.blen, rt.inverse_axes, rt.float_dtype_flag)
+# Adjoint plans read only their operands' shapes: one plan serves every example (a per-example loop
+# would stack their tuples of parts of different shapes as one array, and fail).
+set_kind("shape_fn", oh.einsum_plan, oh.kron_plan, oh.tile_plan)
 set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
          np.reshape, np.transpose)
 set_kind("matmul_vjp_a", rt.matmul_vjp_a)

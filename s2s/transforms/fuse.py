@@ -278,6 +278,10 @@ class Fuser:
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
         size_args = [args]
         summed = self.unsure_sums(run_body, sums, inputs)
+        # an output shaped like unbroadcast's target t is a number when t is one (a sum over the
+        # loop, not an element per i): the loop must not run then, so t must be an array
+        summed += [[like] for like in dict.fromkeys(self.unbroadcast_target(defs[v]) for v in outputs)
+                   if like in inputs and not self.ranks.get(like, 0) > 0 and [like] not in summed]
         if summed:
             # a sum in the loop adds one element per i: right only if its operand has the loop's
             # shape, not when every array it reads turns out to be a number
@@ -295,7 +299,7 @@ class Fuser:
             like = self.unbroadcast_target(defs[v])
             shape_of = gast.Tuple([name(like)], gast.Load()) if like in inputs else copy.deepcopy(args)
             fused.append(assign(v, call_named("fused_empty", [shape_of])))
-            fused.append(assign(out_flat[v], call_named("flat_view", [name(v)])))
+            fused.append(assign(out_flat[v], call_named("fused_out_view", [name(v)])))
         for v in sum_outputs:
             fused.append(assign(acc[v], const(0.0)))
         loop = gast.For(target=name(i, gast.Store()), iter=gast.Call(func=name("range"), args=[name(n)], keywords=[]),
