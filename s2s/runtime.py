@@ -126,6 +126,13 @@ def seed_cotangent(y):
     return 1.0
 
 
+def check_unpack(value, count):
+    """Python's check of `a, b = value` for a value whose length s2s does not see being built
+    (an array's rows, np.split's pieces): the names then read value[0], value[1], ..."""
+    if len(value) != count:
+        raise ValueError(f"cannot unpack {len(value)} values into {count} names")
+
+
 def unbroadcast(g, x):
     """Sum g over the axes along which x was broadcast, giving x's shape."""
     shape = np.shape(x)

@@ -102,6 +102,14 @@ def _copy_value(x):
 
 
 # ----- seeds, zeros -------------------------------------------------------------------
+@overload(rt.check_unpack)
+def _check_unpack(value, count):
+    def impl(value, count):
+        if len(value) != count:
+            raise ValueError("cannot unpack: the number of values does not match the names")
+    return impl
+
+
 @overload(rt.seed_cotangent)
 def _seed(y):
     if isinstance(getattr(y, "dtype", y), types.Complex):

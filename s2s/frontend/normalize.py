@@ -42,7 +42,7 @@ import numpy as np
 from .. import runtime as rt
 from ..errors import (NoRuleError, RecursionNotSupportedError, TransformError,
                       UnsupportedSyntaxError)
-from ..rules import lookup
+from ..rules import composite_of, lookup
 from .einsum_forms import EinsumFormError
 from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
@@ -401,15 +401,17 @@ class Normalizer:
             elems = self.aggregates.get(src.id) if isinstance(src, gast.Name) else None
             fields = self.results.get(src.id) if isinstance(src, gast.Name) else None
             is_shape = isinstance(value, gast.Attribute) and value.attr == "shape"
-            if elems is None and (fields is not None or is_shape) and not any(
-                    isinstance(t, gast.Starred) for t in target.elts):
+            if elems is None and not any(isinstance(t, gast.Starred) for t in target.elts):
                 # a tuple s2s did not see being built, of a length it knows (an np.linalg result:
                 # slogdet, eigh, qr, svd) or that Python checks (a shape: `n, m = X.shape`, where
-                # X's rank must be 2): element k is value[k].  Other values (an array's rows) are
-                # refused below: their length is not known here and unpacking checks it.
+                # X's rank must be 2): element k is value[k].  Other values (an array's rows,
+                # np.split's pieces) are checked as Python checks them, when the code runs.
                 if fields is not None and len(fields) != len(target.elts):
                     raise self.error(UnsupportedSyntaxError, f"this result has {len(fields)} values, not "
                                      f"{len(target.elts)}", s, f"unpack it into {len(fields)} names")
+                if fields is None and not is_shape:
+                    check = self.call_rule(rt.check_unpack, [name(src.id), const(len(target.elts))], s)
+                    out.append(copy_loc(gast.Expr(value=check), s))
                 parts = []
                 for k in range(len(target.elts)):
                     tmp = self.namer.temp()
@@ -1025,6 +1027,9 @@ class Normalizer:
             # a function transformed by s2s, called from code s2s transforms: use its generated source
             fn = obj._s2s_inline_source(len(args)) if hasattr(obj, "_s2s_inline_source") else obj.generated().fn
             return self.inline(fn, args, kws, node, out)
+        definition = composite_of(obj)
+        if definition is not None:        # an op defined by other ops (rules/numpy_composite.py)
+            return self.inline(definition, args, kws, node, out)
         rule = lookup(obj)
         if rule is not None:
             return self.call_rule(obj, args, node, kws)

@@ -91,3 +91,17 @@ def tangent(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape
 def nondiff(fn: Any, name: str, *, fresh: bool = False) -> OpRule:
     """Register an op whose output has no derivative (zero gradient, not an error)."""
     return register(fn, name, nondiff=True, fresh=fresh)
+
+
+# Ops defined by other ops (rules/numpy_composite.py): fn -> a Python definition normalization
+# inlines in place of the call, so the ops it uses give every rule.
+COMPOSITES: dict[int, Any] = {}
+
+
+def register_composite(fn: Any, definition: Callable) -> None:
+    COMPOSITES[_key(fn)] = definition
+    _KEEPALIVE.append(fn)
+
+
+def composite_of(fn: Any) -> Callable | None:
+    return COMPOSITES.get(_key(fn))

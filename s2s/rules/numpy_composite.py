@@ -1,0 +1,148 @@
+"""Ops defined by other ops: a short NumPy definition s2s inlines as it inlines the user's helpers.
+
+Each function below computes what the NumPy (or builtin, or `operator`) function it stands for
+computes, with operations that have rules.  Their derivatives, tangents, batching rules and
+Numba lowering follow from that definition: nothing else to write, nothing to get out of step.
+A definition is only right for the argument forms it accepts; the others fail in NumPy itself
+(the same error the user's call would give) or are refused by the ops it uses.
+
+Helpers take positional-or-keyword parameters only (the inliner binds them by signature).
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from .registry import register_composite
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        out = np.concatenate((np.ravel(arr), np.ravel(values)))
+    else:
+        out = np.concatenate((arr, values), axis=axis)
+    return out
+
+
+def rollaxis(a, axis, start=0):
+    n = np.ndim(a)
+    if axis < 0:
+        axis = axis + n
+    if start < 0:
+        start = start + n
+    if start > axis:
+        start = start - 1
+    return np.moveaxis(a, axis, start)
+
+
+def row_stack(tup):
+    return np.vstack(tup)
+
+
+def vsplit(ary, indices_or_sections):
+    return np.split(ary, indices_or_sections, axis=0)
+
+
+def hsplit(ary, indices_or_sections):
+    return np.split(ary, indices_or_sections, axis=min(np.ndim(ary) - 1, 1))
+
+
+def dsplit(ary, indices_or_sections):
+    return np.split(ary, indices_or_sections, axis=2)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # the derivative is 1 where x is finite and 0 where it was replaced (a constant)
+    big = _LARGEST
+    if posinf is not None:
+        big = posinf
+    small = -_LARGEST
+    if neginf is not None:
+        small = neginf
+    return np.where(np.isnan(x), nan, np.where(x == np.inf, big, np.where(x == -np.inf, small, x)))
+
+
+def fftshift(x, axes=None):
+    # (one axis as an int; several as a tuple are refused by np.shape(x)[axes])
+    if axes is None:
+        for ax in range(np.ndim(x)):
+            x = np.roll(x, np.shape(x)[ax] // 2, axis=ax)
+    else:
+        x = np.roll(x, np.shape(x)[axes] // 2, axis=axes)
+    return x
+
+
+def ifftshift(x, axes=None):
+    if axes is None:
+        for ax in range(np.ndim(x)):
+            x = np.roll(x, -(np.shape(x)[ax] // 2), axis=ax)
+    else:
+        x = np.roll(x, -(np.shape(x)[axes] // 2), axis=axes)
+    return x
+
+
+def sum_(iterable, start=0):
+    # builtin sum of an array adds its rows; of a list, its elements (np.sum stacks them first)
+    return np.sum(iterable, axis=0) + start
+
+
+def pow_(base, exp, mod=None):
+    out = base ** exp
+    if mod is not None:
+        out = np.mod(out, mod)
+    return out
+
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+def truediv(a, b):
+    return a / b
+
+
+def mod(a, b):
+    return a % b
+
+
+def neg(a):
+    return -a
+
+
+def pos(a):
+    return +a
+
+
+def matmul(a, b):
+    return a @ b
+
+
+register_composite(np.append, append)
+register_composite(np.rollaxis, rollaxis)
+if hasattr(np, "row_stack"):
+    register_composite(np.row_stack, row_stack)
+register_composite(np.vsplit, vsplit)
+register_composite(np.hsplit, hsplit)
+register_composite(np.dsplit, dsplit)
+register_composite(np.nan_to_num, nan_to_num)
+register_composite(np.fft.fftshift, fftshift)
+register_composite(np.fft.ifftshift, ifftshift)
+register_composite(builtins.pow, pow_)
+register_composite(builtins.sum, sum_)
+for _fn, _impl in ((operator.add, add), (operator.sub, sub), (operator.mul, mul), (operator.truediv, truediv),
+                   (operator.mod, mod), (operator.neg, neg), (operator.pos, pos), (operator.pow, pow_),
+                   (operator.matmul, matmul)):
+    register_composite(_fn, _impl)
