@@ -1,5 +1,5 @@
 """Ops defined by other ops (s2s/rules/numpy_composite.py, issue 16 item 2): np.append,
-np.rollaxis, np.vsplit/hsplit/dsplit, np.nan_to_num, np.fft.fftshift/ifftshift, builtin sum and
+np.rollaxis, np.vsplit/hsplit/dsplit, np.nan_to_num, np.select, np.fft.fftshift/ifftshift, builtin sum and
 pow, and the `operator` module's arithmetic.  Before, each was a NoRuleError.  Every case:
 grad vs finite differences, jvp vs grad, vmap(grad) vs a loop; a few under jit.  And unpacking
 a value whose length s2s does not see being built (`a, b = np.split(x, 2)`, `r0, r1 = X`):
@@ -59,6 +59,14 @@ def ifftshift_one_axis(x):
     return np.sum(np.fft.ifftshift(x, axes=1) ** 2 * M)
 
 
+def select_with_a_default(x):
+    return np.sum(np.select([x > 0.5, x < -0.5], [x ** 2, np.sin(x)], default=x * 3.0))
+
+
+def select_of_one_condition(x):
+    return np.sum(np.select([x > 0.0], [x * x]))
+
+
 def builtin_sum_of_a_vector(x):
     return sum(x) ** 2
 
@@ -85,6 +93,7 @@ CASES = [
     (vsplit_halves, rng.normal(size=(4, 3))), (hsplit_of_a_matrix, rng.normal(size=(3, 4))),
     (dsplit_pieces, rng.normal(size=(2, 2, 4))), (nan_to_num_of_a_clean_array, V),
     (fftshift_weighted, rng.normal(size=(3, 4))), (ifftshift_one_axis, M),
+    (select_with_a_default, np.array([-1.0, -0.2, 0.3, 0.9, 2.0])), (select_of_one_condition, V),
     (builtin_sum_of_a_vector, V), (builtin_sum_of_rows_with_start, M), (builtin_sum_of_a_list, V),
     (builtin_pow, np.abs(V) + 0.5), (operator_arithmetic, V),
 ]
@@ -112,7 +121,7 @@ def test_vmap_of_grad_matches_a_loop(fn, x):
     assert_close(got, np.stack([s2s.grad(fn)(b) for b in batch]), rtol=1e-12, atol=1e-12)
 
 
-JIT_CASES = [CASES[0], CASES[3], CASES[7], CASES[14]]
+JIT_CASES = [CASES[0], CASES[3], CASES[7], CASES[10], CASES[16]]
 
 
 @pytest.mark.parametrize("fn, x", JIT_CASES, ids=[fn.__name__ for fn, _ in JIT_CASES])

@@ -86,6 +86,15 @@ def ifftshift(x, axes=None):
     return x
 
 
+def select(condlist, choicelist, default=0):
+    # the first condition that holds picks its choice: apply them from the last to the first
+    n = len(condlist)
+    out = np.where(condlist[n - 1], choicelist[n - 1], default)
+    for k in range(n - 2, -1, -1):
+        out = np.where(condlist[k], choicelist[k], out)
+    return out
+
+
 def sum_(iterable, start=0):
     # builtin sum of an array adds its rows; of a list, its elements (np.sum stacks them first)
     return np.sum(iterable, axis=0) + start
@@ -138,6 +147,7 @@ register_composite(np.vsplit, vsplit)
 register_composite(np.hsplit, hsplit)
 register_composite(np.dsplit, dsplit)
 register_composite(np.nan_to_num, nan_to_num)
+register_composite(np.select, select)
 register_composite(np.fft.fftshift, fftshift)
 register_composite(np.fft.ifftshift, ifftshift)
 register_composite(builtins.pow, pow_)
