@@ -27,3 +27,25 @@ def test_lambda_called_from_a_function_in_every_transform():
 def test_grad_of_the_lambda_itself():
     assert s2s.grad(L.scale)(2.0, 3.0) == 3.0
     assert s2s.grad(L.scale, argnums=1)(2.0, 3.0) == 2.0
+
+
+def test_two_lambdas_on_one_line_each_get_their_own_gradient(tmp_path, monkeypatch):
+    monkeypatch.setenv("S2S_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):            # the second round reads what the first wrote to the disk cache
+        assert s2s.grad(L.double)(3.0) == 2.0
+        assert s2s.grad(L.cube)(3.0) == 27.0
+    assert s2s.jit(s2s.grad(L.cube))(2.0) == 12.0
+    inner = L.TRANSFORMS["sin"]()
+    assert_close(s2s.grad(inner)(0.7), np.cos(0.7) * 0.7 + np.sin(0.7), rtol=1e-12, atol=0.0)
+
+
+def test_the_disk_cache_keys_two_lambdas_on_one_line_apart(tmp_path):
+    import subprocess
+    code = ("import sys; sys.path.insert(0, %r); import lambda_cases as L, s2s; "
+            "print(s2s.grad(L.double)(3.0), s2s.grad(L.cube)(3.0))" % os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, S2S_CACHE_DIR=str(tmp_path / "cache"))
+    outs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    for res in outs:
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.split() == ["2.0", "27.0"]

@@ -78,9 +78,15 @@ def key_for(fn: Any, spec: tuple) -> str | None:
         extra.append(repr(value))
     if _VERSION is None:
         _VERSION = s2s_version()
-    ident = (code.co_filename, code.co_firstlineno, getattr(fn, "__qualname__", ""), repr(spec), tuple(extra),
-             _VERSION)
+    ident = (code.co_filename, code.co_firstlineno, _first_column(code), getattr(fn, "__qualname__", ""),
+             repr(spec), tuple(extra), _VERSION)
     return hashlib.sha256(repr(ident).encode()).hexdigest()[:32]
+
+
+def _first_column(code) -> int | None:
+    """Where the code starts on its line: two lambdas on one line share file, line and name."""
+    columns = [p[2] for p in code.co_positions() if p[2] is not None and (p[2], p[3]) != (0, 0)]
+    return min(columns) if columns else None
 
 
 def _cell_filled(cell) -> bool:

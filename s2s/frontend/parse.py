@@ -93,7 +93,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
             hint="define the function in a .py file (not an interactive prompt or exec string)") from None
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
-        node = _lambda_as_def(source, info, start)
+        node = _lambda_as_def(source, info, start, code)
     else:
         try:
             module = gast.parse(source)
@@ -107,8 +107,38 @@ def parse_function(fn: Callable) -> ParsedFunction:
     return ParsedFunction(fn, node, info, function_namespace(fn))
 
 
-def _lambda_as_def(source: str, info: SourceInfo, start: int) -> gast.FunctionDef:
-    """Turn the one lambda on `source`'s line(s) into `def <lambda>(...): return ...`."""
+def _lambda_by_position(code) -> gast.Lambda | None:
+    """The lambda whose body holds the code's instructions (their line and column positions,
+    Python 3.11+), found in its file's source: the innermost lambda containing them all."""
+    import linecache
+    import dis
+    spots = []
+    for ins in dis.get_instructions(code):
+        p = ins.positions
+        # (the frame's set-up and return carry the line but no columns of the body: (l, l, 0, 0))
+        if p is not None and None not in p and (p.col_offset, p.end_col_offset) != (0, 0):
+            spots.append((p.lineno, p.col_offset, p.end_lineno, p.end_col_offset))
+    if not spots:
+        return None
+    try:
+        tree = gast.parse("".join(linecache.getlines(code.co_filename)))
+    except (SyntaxError, ValueError):
+        return None
+    first = min((line, col) for line, col, _, _ in spots)
+    last = max((end_line, end_col) for _, _, end_line, end_col in spots)
+    holding = []
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Lambda) and getattr(n.body, "end_lineno", None) is not None:
+            lo, hi = (n.body.lineno, n.body.col_offset), (n.body.end_lineno, n.body.end_col_offset)
+            if lo <= first and last <= hi:
+                holding.append((lo, (-hi[0], -hi[1]), n))
+    # nested lambdas hold each other's spans: the innermost starts last (and ends first)
+    return max(holding, key=lambda h: h[:2])[2] if holding else None
+
+
+def _lambda_as_def(source: str, info: SourceInfo, start: int, code=None) -> gast.FunctionDef:
+    """Turn the one lambda on `source`'s line(s) into `def <lambda>(...): return ...`; with several
+    on the line, the one whose body holds `code`'s instruction positions."""
     text = source.strip()
     module = None
     # getsource returns whole lines; trim trailing text until the line parses.
@@ -120,6 +150,15 @@ def _lambda_as_def(source: str, info: SourceInfo, start: int) -> gast.FunctionDe
             continue
     lambdas = [n for n in gast.walk(module)] if module is not None else []
     lambdas = [n for n in lambdas if isinstance(n, gast.Lambda)]
+    if len(lambdas) != 1 and code is not None:
+        lam = _lambda_by_position(code)
+        if lam is not None:       # (positions from the whole file: line numbers already absolute)
+            ret = gast.Return(value=lam.body)
+            fdef = gast.FunctionDef(name="lambda_fn", args=lam.args, body=[ret], decorator_list=[],
+                                    returns=None, type_comment=None, type_params=[])
+            gast.copy_location(ret, lam)
+            gast.copy_location(fdef, lam)
+            return fdef
     if len(lambdas) != 1:
         raise TransformError(
             "cannot isolate the source of this lambda" +
