@@ -133,6 +133,12 @@ def check_unpack(value, count):
         raise ValueError(f"cannot unpack {len(value)} values into {count} names")
 
 
+def check_rank(x, rank, what):
+    """Refuse an argument of another rank where a definition covers one rank only."""
+    if np.ndim(x) != rank:
+        raise ValueError(f"s2s: {what} is differentiated for arrays of rank {rank} only, not {np.ndim(x)}")
+
+
 def unbroadcast(g, x):
     """Sum g over the axes along which x was broadcast, giving x's shape."""
     shape = np.shape(x)

@@ -1,5 +1,5 @@
 """Ops defined by other ops (s2s/rules/numpy_composite.py, issue 16 item 2): np.append,
-np.rollaxis, np.vsplit/hsplit/dsplit, np.nan_to_num, np.select, np.fft.fftshift/ifftshift, builtin sum and
+np.rollaxis, np.vsplit/hsplit/dsplit, np.nan_to_num, np.select, np.linalg.pinv, np.gradient (1-d), np.fft.fftshift/ifftshift, builtin sum and
 pow, and the `operator` module's arithmetic.  Before, each was a NoRuleError.  Every case:
 grad vs finite differences, jvp vs grad, vmap(grad) vs a loop; a few under jit.  And unpacking
 a value whose length s2s does not see being built (`a, b = np.split(x, 2)`, `r0, r1 = X`):
@@ -15,6 +15,7 @@ from fd import assert_close, numeric_grad
 rng = np.random.default_rng(3)
 M = rng.normal(size=(2, 3))
 V = rng.normal(size=4)
+W34 = rng.normal(size=(3, 4))
 
 
 def append_flat(x):
@@ -67,6 +68,14 @@ def select_of_one_condition(x):
     return np.sum(np.select([x > 0.0], [x * x]))
 
 
+def pinv_weighted(a):
+    return np.sum(np.linalg.pinv(a) * W34)
+
+
+def gradient_of_a_vector(x):
+    return np.sum(np.gradient(x) ** 2 * np.arange(5.0)) + np.sum(np.gradient(x, 0.5) ** 3)
+
+
 def builtin_sum_of_a_vector(x):
     return sum(x) ** 2
 
@@ -94,6 +103,7 @@ CASES = [
     (dsplit_pieces, rng.normal(size=(2, 2, 4))), (nan_to_num_of_a_clean_array, V),
     (fftshift_weighted, rng.normal(size=(3, 4))), (ifftshift_one_axis, M),
     (select_with_a_default, np.array([-1.0, -0.2, 0.3, 0.9, 2.0])), (select_of_one_condition, V),
+    (gradient_of_a_vector, rng.normal(size=5)),
     (builtin_sum_of_a_vector, V), (builtin_sum_of_rows_with_start, M), (builtin_sum_of_a_list, V),
     (builtin_pow, np.abs(V) + 0.5), (operator_arithmetic, V),
 ]
@@ -171,3 +181,18 @@ def test_unpacking_into_the_wrong_number_of_names_fails_as_python_does():
         split_unpacked_into_too_few_names(x)
     with pytest.raises(ValueError, match="unpack"):
         s2s.grad(split_unpacked_into_too_few_names)(x)
+
+
+def test_pinv_matches_numpy_and_finite_differences():
+    for a in (rng.normal(size=(4, 3)), rng.normal(size=(3, 4)).T.copy()):
+        from s2s.rules.numpy_composite import pinv
+        assert_close(pinv(a), np.linalg.pinv(a), rtol=1e-12, atol=1e-14)
+        g = s2s.grad(pinv_weighted)(a)
+        assert_close(g, numeric_grad(pinv_weighted, (a,), 0), rtol=1e-6, atol=1e-8)
+        t = rng.normal(size=a.shape)
+        assert_close(s2s.jvp(pinv_weighted, (a,), (t,))[1], np.sum(g * t), rtol=1e-9, atol=1e-9)
+
+
+def test_gradient_of_a_matrix_is_refused():
+    with pytest.raises(ValueError, match="rank 1 only"):
+        s2s.grad(gradient_of_a_vector)(np.ones((2, 5)))

@@ -110,6 +110,14 @@ def _check_unpack(value, count):
     return impl
 
 
+@overload(rt.check_rank)
+def _check_rank(x, rank, what):
+    def impl(x, rank, what):
+        if np.ndim(x) != rank:
+            raise ValueError("s2s: an argument of a rank this definition does not cover")
+    return impl
+
+
 @overload(rt.seed_cotangent)
 def _seed(y):
     if isinstance(getattr(y, "dtype", y), types.Complex):

@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from ..runtime import check_rank
 from .registry import register_composite
 
 
@@ -95,6 +96,28 @@ def select(condlist, choicelist, default=0):
     return out
 
 
+def pinv(a, rcond=None, hermitian=False):
+    # np.linalg.pinv through the SVD (its own definition): singular values at most rcond * the
+    # largest count as zero, and so do their derivatives
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    cut = 1e-15 * max(np.shape(a)[-2:])
+    if rcond is not None:
+        cut = rcond
+    keep = s > cut * np.max(s, axis=-1, keepdims=True)
+    s_inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+    return np.matmul(np.swapaxes(vt, -1, -2) * s_inv[..., None, :], np.swapaxes(u, -1, -2))
+
+
+def gradient(f, spacing=1.0):
+    # np.gradient of a 1-d array with uniform spacing and edge_order=1 (its defaults): central
+    # differences inside, one-sided at the ends; other ranks and options are refused
+    check_rank(f, 1, "np.gradient")
+    inner = (f[2:] - f[:-2]) / (2.0 * spacing)
+    first = (f[1:2] - f[0:1]) / spacing
+    last = (f[-1:] - f[-2:-1]) / spacing
+    return np.concatenate((first, inner, last))
+
+
 def sum_(iterable, start=0):
     # builtin sum of an array adds its rows; of a list, its elements (np.sum stacks them first)
     return np.sum(iterable, axis=0) + start
@@ -148,6 +171,8 @@ register_composite(np.hsplit, hsplit)
 register_composite(np.dsplit, dsplit)
 register_composite(np.nan_to_num, nan_to_num)
 register_composite(np.select, select)
+register_composite(np.linalg.pinv, pinv)
+register_composite(np.gradient, gradient)
 register_composite(np.fft.fftshift, fftshift)
 register_composite(np.fft.ifftshift, ifftshift)
 register_composite(builtins.pow, pow_)

@@ -185,6 +185,7 @@ def bunbroadcast_t(y, g, x, gb, xb):
 
 register(rt.bunbroadcast_vjp, "bunbroadcast_vjp")
 nondiff(rt.check_unpack, "check_unpack")
+nondiff(rt.check_rank, "check_rank")
 for _fn in (rt.fused_size, rt.fused_empty, rt.fused_grid, rt.fused_zeros, rt.flat_view, rt.fused_out_view,
             rt.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again
