@@ -63,6 +63,8 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
     ("hessian", "kron"): _helper("kron_vjp_a"),
     ("vmap_grad", "tile"): _helper("tile_vjp"),
     ("hessian", "tile"): _helper("tile_vjp"),
+    ("vmap", "eigh"): _helper("bmap_empty") + " (a tuple result per example)",
+    ("vmap_grad", "diagonal"): _helper("diagonal_vjp") + " (np.moveaxis with an array of axes)",
     ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
                                "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
 }
