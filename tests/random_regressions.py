@@ -273,3 +273,21 @@ def early_return_on_constant_after_write(x, y):
     out0[0] = -0.2
     out0 = _early_return_on_constant(x, 0.3)
     return np.sum(y) + -0.3 * np.sum(out0)
+
+
+def _scaled_second(a, b):
+    return 2.0 * b + 0.0 * np.sum(a)
+
+
+def array_rebuilt_after_continue_passed_to_helper(y):
+    # found by the soak (seed 1): refused, "`a__scaled_second` refers to (a view of) `out`, which is
+    # written into later", though `out` is a new np.zeros(2) in every iteration (the `continue`
+    # before it is what the aliasing check does not see through)
+    for i in range(2):
+        if i < 1:
+            continue
+        out = np.zeros(2)
+        out[0] = y
+        out[1] = y * y
+        y = _scaled_second(out, out[i])
+    return y

@@ -552,3 +552,11 @@ def test_regression_written_array_renamed_in_inner_loop(workdir, y):
 def test_regression_vmap_grad_early_return_after_write(workdir):
     _vmap_check(R.early_return_on_constant_after_write, np.array([[0.375, 1.19], [0.2, -0.4]]),
                 np.array([0.8, -0.8]), grad=True)
+
+
+# found by the 800-program soak (S2S_PROGRAMS_SEED=1): a refusal where the answer exists (never a
+# wrong answer); strict, so the fix shows
+@pytest.mark.xfail(strict=True, raises=s2s.UnsupportedSyntaxError,
+                   reason="the aliasing check does not see that `out` is rebuilt after a `continue`")
+def test_regression_array_rebuilt_after_continue_passed_to_helper(workdir):
+    _fd_check(R.array_rebuilt_after_continue_passed_to_helper, (0.7,))
