@@ -123,3 +123,13 @@ def test_a_sublist_built_in_the_function_is_refused_at_the_users_line():
     text = str(info.value)
     assert "test_einsum_forms.py" in text and "np.einsum(x, axes)" in text
     assert "sublist built in the function" in text
+
+
+def weights_in_a_local_list(x):
+    w = [1.0, 2.0, 3.0]
+    return np.einsum("i,i->", w, x)
+
+
+def test_a_list_operand_of_the_string_form_is_an_operand_not_a_sublist():
+    # (the sublist check refused it while reading every odd argument as a sublist)
+    assert_close(s2s.grad(weights_in_a_local_list)(np.ones(3)), np.array([1.0, 2.0, 3.0]), rtol=0, atol=0)

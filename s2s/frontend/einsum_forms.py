@@ -85,8 +85,8 @@ def pairwise_chain(subscripts: str, count: int) -> list[str]:
 def rewrite(call: gast.Call) -> gast.Call:
     """`call` (of np.einsum) in the form the rule reads: a string constant first, at most three
     operands.  Raises EinsumFormError for forms that cannot be read statically."""
-    if call.keywords and any(k.arg not in ("optimize", "dtype", "order", "casting") for k in call.keywords):
-        bad = [k.arg for k in call.keywords if k.arg not in ("optimize", "dtype", "order", "casting")]
+    bad = [k.arg for k in call.keywords if k.arg not in ("optimize", "dtype", "order", "casting")]
+    if bad:
         raise EinsumFormError(f"np.einsum with keyword {bad[0]}= is not supported")
     args = list(call.args)
     if not args:

@@ -1050,22 +1050,24 @@ class Normalizer:
 
     def einsum_form(self, node):
         """np.einsum as its rule reads it: subscripts string first, at most three operands
-        (frontend/einsum_forms.py); a global string constant counts as a string."""
+        (frontend/einsum_forms.py); module constants count as the string or sublists they hold."""
         args = list(node.args)
-        for k, a in enumerate(args):
-            if not isinstance(a, (gast.Name, gast.Attribute)) or k and k % 2 == 0 and k != len(args) - 1:
-                continue
-            if isinstance(a, gast.Name) and a.id in self.frame.locals:
-                if k and self.frame.rename.get(a.id, a.id) in self.aggregates:
-                    raise self.error(UnsupportedSyntaxError, "s2s cannot differentiate np.einsum with a sublist "
-                                     "built in the function", node,
-                                     "write the sublists inline, np.einsum(x, (0, 1), y, (1, 2)), or use a string")
-                continue
-            value = self.try_resolve(a)     # a module constant: the subscripts string or a sublist
-            if isinstance(value, str) and k == 0:
-                args[k] = copy_loc(const(value), a)
-            elif k and isinstance(value, (tuple, list)) and all(type(e) is int or e is Ellipsis for e in value):
-                args[k] = copy_loc(gast.Tuple([const(e) for e in value], gast.Load()), a)
+        first = self.try_resolve(args[0]) if args and isinstance(args[0], (gast.Name, gast.Attribute)) else None
+        if isinstance(first, str):
+            args[0] = copy_loc(const(first), args[0])
+        if args and not (isinstance(args[0], gast.Constant) and isinstance(args[0].value, str)):
+            # the sublist form: a sublist after each operand, and maybe the output's last
+            for k in [k for k in range(1, len(args), 2)] + ([len(args) - 1] if len(args) % 2 else []):
+                a = args[k]
+                if isinstance(a, gast.Name) and a.id in self.frame.locals:
+                    if self.frame.rename.get(a.id, a.id) in self.aggregates:
+                        raise self.error(UnsupportedSyntaxError, "s2s cannot differentiate np.einsum with a "
+                                         "sublist built in the function", node, "write the sublists inline, "
+                                         "np.einsum(x, (0, 1), y, (1, 2)), or use a string")
+                    continue
+                value = self.try_resolve(a) if isinstance(a, (gast.Name, gast.Attribute)) else None
+                if isinstance(value, (tuple, list)) and all(type(e) is int or e is Ellipsis for e in value):
+                    args[k] = copy_loc(gast.Tuple([const(e) for e in value], gast.Load()), a)
         node = copy.copy(node)
         node.args = args
         try:

@@ -150,26 +150,20 @@ def _lambda_as_def(source: str, info: SourceInfo, start: int, code=None) -> gast
             continue
     lambdas = [n for n in gast.walk(module)] if module is not None else []
     lambdas = [n for n in lambdas if isinstance(n, gast.Lambda)]
-    if len(lambdas) != 1 and code is not None:
+    # lines counted from `start` in the trimmed source; from the file's top when found by position
+    lam, offset = (lambdas[0], start - 1) if len(lambdas) == 1 else (None, 0)
+    if lam is None and code is not None:
         lam = _lambda_by_position(code)
-        if lam is not None:       # (positions from the whole file: line numbers already absolute)
-            ret = gast.Return(value=lam.body)
-            fdef = gast.FunctionDef(name="lambda_fn", args=lam.args, body=[ret], decorator_list=[],
-                                    returns=None, type_comment=None, type_params=[])
-            gast.copy_location(ret, lam)
-            gast.copy_location(fdef, lam)
-            return fdef
-    if len(lambdas) != 1:
+    if lam is None:
         raise TransformError(
             "cannot isolate the source of this lambda" +
             (f" ({len(lambdas)} lambdas on the line)" if lambdas else ""),
             filename=info.filename, lineno=start, source_line=info.line(start),
             hint="define the function with `def` at module level")
-    lam = lambdas[0]
     ret = gast.Return(value=lam.body)
     fdef = gast.FunctionDef(name="lambda_fn", args=lam.args, body=[ret], decorator_list=[],
                             returns=None, type_comment=None, type_params=[])
     gast.copy_location(ret, lam)
     gast.copy_location(fdef, lam)
-    gast.increment_lineno(fdef, start - 1)
+    gast.increment_lineno(fdef, offset)
     return fdef
