@@ -1335,6 +1335,90 @@ def log_softmax(x, axis=None):
     return _special.log_softmax(x, axis=axis)
 
 
+def beta(a, b):
+    return _special.beta(a, b)
+
+
+def betaln(a, b):
+    return _special.betaln(a, b)
+
+
+def betainc(a, b, x):
+    return _special.betainc(a, b, x)
+
+
+def gamma(x):
+    return _special.gamma(x)
+
+
+def gammasgn(x):
+    return _special.gammasgn(x)
+
+
+def rgamma(x):
+    return _special.rgamma(x)
+
+
+def gammainc(a, x):
+    return _special.gammainc(a, x)
+
+
+def gammaincc(a, x):
+    return _special.gammaincc(a, x)
+
+
+def multigammaln(a, d):
+    return _special.multigammaln(a, d)
+
+
+def jv(v, x):
+    return _special.jv(v, x)
+
+
+def yn(n, x):
+    return _special.yn(n, x)
+
+
+def j0(x):
+    return _special.j0(x)
+
+
+def j1(x):
+    return _special.j1(x)
+
+
+def y0(x):
+    return _special.y0(x)
+
+
+def y1(x):
+    return _special.y1(x)
+
+
+def i0(x):
+    return _special.i0(x)
+
+
+def i1(x):
+    return _special.i1(x)
+
+
+def iv(v, x):
+    return _special.iv(v, x)
+
+
+def ive(v, x):
+    return _special.ive(v, x)
+
+
+def erfinv(x):
+    return _special.erfinv(x)
+
+
+def erfcinv(x):
+    return _special.erfcinv(x)
+
+
 def logsumexp_weights(a, y, axis=None, b=None, keepdims=False):
     """d logsumexp / da: b * exp(a - y) with y expanded back over the reduced axes."""
     e = np.exp(a - expand_reduced(y, a, axis, keepdims))
@@ -1350,3 +1434,8 @@ def logsumexp_vjp_b(g, a, y, axis=None, b=None, keepdims=False):
 
 def softmax_vjp(g, y, axis=None):
     return y * (g - np.sum(g * y, axis=axis, keepdims=True))
+
+
+def multigammaln_grad(a, d):
+    """d multigammaln(a, d) / da: the sum of digamma(a - j / 2) over j = 0 .. d - 1 (elementwise in a)."""
+    return np.sum(digamma(np.expand_dims(a, -1) - 0.5 * np.arange(d)), axis=-1)

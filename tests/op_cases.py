@@ -954,3 +954,45 @@ def log_softmax_case(x):
     return np.sum(sp.log_softmax(x, axis=1) * W) + np.sum(sp.log_softmax(x) * W)
 
 
+@case(lambda r: (_u(r, 0.6, 2.8), _u(r, -0.8, -0.2)))
+def gamma_case(x, z):
+    # gammasgn is piecewise constant (nondiff): -1 on (-1, 0), a constant factor here
+    return np.sum(sp.gamma(x) * W) + np.sum(sp.rgamma(x) * W) + np.sum(sp.gamma(z) * sp.gammasgn(z) * W) + \
+        np.sum(sp.rgamma(z) * x * W)
+
+
+@case(lambda r: (_u(r, 0.5, 3.0), _u(r, 0.5, 3.0, (4,))))
+def beta_case(a, b):
+    return np.sum(sp.beta(a, b) * W) + np.sum(sp.betaln(a, b) * W) + np.sum(sp.betaln(b, 2.5) * W4)
+
+
+@case(lambda r: (_u(r, 0.1, 0.9),))
+def betainc_gammainc_case(x):
+    # derivatives in x only: the shape parameters are constants (an array one broadcast against x)
+    return np.sum(sp.betainc(2.5, 1.5, x) * W) + np.sum(sp.betainc(np.abs(W4) + 0.5, 0.7, x) * W) + \
+        np.sum(sp.gammainc(1.7, 3.0 * x) * W) + np.sum(sp.gammaincc(0.8, x + 0.5) * W) + \
+        np.sum(sp.gammainc(1.0, x) * W)
+
+
+@case(lambda r: (_u(r, 2.0, 4.0),))
+def multigammaln_case(a):
+    return np.sum(sp.multigammaln(a, 3) * W) + np.sum(sp.multigammaln(a + 1.0, 1) * W) + sp.multigammaln(a[0, 1], 4)
+
+
+@case(lambda r: (_u(r, 0.5, 3.0),))
+def bessel_jy_case(x):
+    # integer and half-integer orders as constants (an order array broadcast against x too)
+    return np.sum(sp.jv(1.5, x) * W) + np.sum(sp.jv(np.abs(W4), x) * W) + np.sum(sp.yn(2, x) * W) + \
+        np.sum(sp.yn(0, x + 0.5) * W) + np.sum(sp.j0(x) * W) + np.sum(sp.j1(x) * W) + \
+        np.sum(sp.y0(x) * W) + np.sum(sp.y1(x + 0.5) * W)
+
+
+@case(lambda r: (_u(r, 0.3, 2.5),))
+def bessel_i_case(x):
+    return np.sum(sp.iv(0.5, x) * W) + np.sum(sp.iv(np.abs(W4) + 0.5, x) * W) + np.sum(sp.ive(1.5, x) * W) + \
+        np.sum(sp.ive(2.0, -x) * W) + np.sum(sp.i0(x) * W) + np.sum(sp.i1(x) * W)
+
+
+@case(lambda r: (_u(r, -0.8, 0.8),))
+def erfinv_case(x):
+    return np.sum(sp.erfinv(x) * W) + np.sum(sp.erfcinv(x + 1.0) * W)

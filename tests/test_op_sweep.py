@@ -304,7 +304,9 @@ ISSUE_OPS = {
               np.stack, np.hstack, np.vstack, np.column_stack, np.split, np.array_split, np.flip, np.fliplr,
               np.flipud, np.roll, np.rot90, np.tril, np.triu, np.pad, np.sort, np.diff, np.take,
               np.take_along_axis, np.copy, np.array, np.asarray],
-    "scipy": [sp.logsumexp, sp.expit, sp.logit, sp.erf, sp.gammaln, sp.xlogy, sp.softmax, sp.log_softmax],
+    "scipy": [sp.logsumexp, sp.expit, sp.logit, sp.erf, sp.gammaln, sp.xlogy, sp.softmax, sp.log_softmax, sp.gamma,
+              sp.rgamma, sp.beta, sp.betaln, sp.betainc, sp.gammainc, sp.gammaincc, sp.multigammaln, sp.jv, sp.yn,
+              sp.iv, sp.ive, sp.j0, sp.j1, sp.y0, sp.y1, sp.i0, sp.i1, sp.erfinv, sp.erfcinv],
     "builtins": [builtins.abs, builtins.max, builtins.min, builtins.float, math.sin, math.exp, math.log,
                  math.sqrt, math.pow],
 }

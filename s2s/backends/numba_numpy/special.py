@@ -4,15 +4,23 @@ scipy.special's expit, logit, erf, erfc, gammaln, digamma (psi), polygamma, xlog
 float64: float scalars and arrays of any rank and layout, int64/int32 inputs as SciPy casts
 them) and logsumexp (axis, keepdims, b), softmax, log_softmax (axis None / int / tuple).  The
 elementwise kernels follow SciPy's own formulas (xsf / cephes), so results agree to rounding.
+
+gamma, rgamma, gammasgn, beta, betaln, betainc, gammainc, gammaincc, the Bessel functions jv, yn
+(integer order), iv, ive, j0, j1, y0, y1, i0, i1, and erfinv, erfcinv (elementwise, as above) call
+SciPy's own compiled double-precision kernels, the C functions scipy.special.cython_special
+exports (as numba-scipy does): each is bound to a linker symbol at import (llvmlite add_symbol,
+no compilation) and called as a Numba ExternalFunction, so the kernels and the code calling them
+cache to disk and give SciPy's results exactly.  multigammaln(a, d) (integer d >= 1) sums gammaln.
 """
 from __future__ import annotations
 
 import math
 
+import llvmlite.binding as _ll
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload as nb_overload
+from numba.extending import overload as nb_overload, get_cython_function_address
 
 from ..numba_lower import _is_array, _is_none
 from . import flag_value
@@ -213,6 +221,143 @@ def _xlogy(x, y):
     return x * math.log(y)
 
 
+# -----------------------------------------------------------------------------
+# SciPy's compiled kernels (scipy.special.cython_special), called by symbol
+# -----------------------------------------------------------------------------
+
+def _cython_kernel(capsule, restype, *argtypes):
+    """A Numba ExternalFunction calling cython_special's C function `capsule` (its trailing int
+    argument, __pyx_skip_dispatch, is passed 0).  The address is bound to a symbol of our own, so
+    compiled code refers to it by name (and caches)."""
+    symbol = "s2s_scipy_special_" + capsule
+    _ll.add_symbol(symbol, get_cython_function_address("scipy.special.cython_special", capsule))
+    return types.ExternalFunction(symbol, restype(*argtypes, types.intc))
+
+
+if _sp is not None:
+    _f8 = types.float64
+    _c_gamma = _cython_kernel("__pyx_fuse_1gamma", _f8, _f8)
+    _c_rgamma = _cython_kernel("__pyx_fuse_1rgamma", _f8, _f8)
+    _c_gammasgn = _cython_kernel("gammasgn", _f8, _f8)
+    _c_beta = _cython_kernel("beta", _f8, _f8, _f8)
+    _c_betaln = _cython_kernel("betaln", _f8, _f8, _f8)
+    _c_betainc = _cython_kernel("__pyx_fuse_0betainc", _f8, _f8, _f8, _f8)
+    _c_gammainc = _cython_kernel("gammainc", _f8, _f8, _f8)
+    _c_gammaincc = _cython_kernel("gammaincc", _f8, _f8, _f8)
+    _c_jv = _cython_kernel("__pyx_fuse_1jv", _f8, _f8, _f8)
+    _c_yn = _cython_kernel("__pyx_fuse_1yn", _f8, types.int64, _f8)
+    _c_iv = _cython_kernel("__pyx_fuse_1iv", _f8, _f8, _f8)
+    _c_ive = _cython_kernel("__pyx_fuse_1ive", _f8, _f8, _f8)
+    _c_j0 = _cython_kernel("j0", _f8, _f8)
+    _c_j1 = _cython_kernel("j1", _f8, _f8)
+    _c_y0 = _cython_kernel("y0", _f8, _f8)
+    _c_y1 = _cython_kernel("y1", _f8, _f8)
+    _c_i0 = _cython_kernel("i0", _f8, _f8)
+    _c_i1 = _cython_kernel("i1", _f8, _f8)
+    _c_erfinv = _cython_kernel("__pyx_fuse_0erfinv", _f8, _f8)
+    _c_erfcinv = _cython_kernel("erfcinv", _f8, _f8)
+
+
+@numba.njit(cache=True)
+def _gamma(x):
+    return _c_gamma(x, 0)
+
+
+@numba.njit(cache=True)
+def _rgamma(x):
+    return _c_rgamma(x, 0)
+
+
+@numba.njit(cache=True)
+def _gammasgn(x):
+    return _c_gammasgn(x, 0)
+
+
+@numba.njit(cache=True)
+def _beta(a, b):
+    return _c_beta(a, b, 0)
+
+
+@numba.njit(cache=True)
+def _betaln(a, b):
+    return _c_betaln(a, b, 0)
+
+
+@numba.njit(cache=True)
+def _betainc(a, b, x):
+    return _c_betainc(a, b, x, 0)
+
+
+@numba.njit(cache=True)
+def _gammainc(a, x):
+    return _c_gammainc(a, x, 0)
+
+
+@numba.njit(cache=True)
+def _gammaincc(a, x):
+    return _c_gammaincc(a, x, 0)
+
+
+@numba.njit(cache=True)
+def _jv(v, x):
+    return _c_jv(v, x, 0)
+
+
+@numba.njit(cache=True)
+def _yn(n, x):
+    return _c_yn(n, x, 0)
+
+
+@numba.njit(cache=True)
+def _iv(v, x):
+    return _c_iv(v, x, 0)
+
+
+@numba.njit(cache=True)
+def _ive(v, x):
+    return _c_ive(v, x, 0)
+
+
+@numba.njit(cache=True)
+def _j0(x):
+    return _c_j0(x, 0)
+
+
+@numba.njit(cache=True)
+def _j1(x):
+    return _c_j1(x, 0)
+
+
+@numba.njit(cache=True)
+def _y0(x):
+    return _c_y0(x, 0)
+
+
+@numba.njit(cache=True)
+def _y1(x):
+    return _c_y1(x, 0)
+
+
+@numba.njit(cache=True)
+def _i0(x):
+    return _c_i0(x, 0)
+
+
+@numba.njit(cache=True)
+def _i1(x):
+    return _c_i1(x, 0)
+
+
+@numba.njit(cache=True)
+def _erfinv(x):
+    return _c_erfinv(x, 0)
+
+
+@numba.njit(cache=True)
+def _erfcinv(x):
+    return _c_erfcinv(x, 0)
+
+
 # =============================================================================
 # Elementwise stand-ins
 # =============================================================================
@@ -220,11 +365,12 @@ def _xlogy(x, y):
 _UFUNCS: dict = {}
 
 
-def _ufunc(kernel, nargs):
-    """numba.vectorize of a scalar kernel (built on first use: compiling at import is slow)."""
+def _ufunc(kernel, nargs, sig=None):
+    """numba.vectorize of a scalar kernel (built on first use: compiling at import is slow);
+    `sig` overrides the all-float64 signature."""
     key = (kernel, nargs)
     if key not in _UFUNCS:
-        sig = "float64(" + ", ".join(["float64"] * nargs) + ")"
+        sig = sig or "float64(" + ", ".join(["float64"] * nargs) + ")"
         _UFUNCS[key] = numba.vectorize([sig], nopython=True)(kernel.py_func)
     return _UFUNCS[key]
 
@@ -235,6 +381,37 @@ def _elementwise_ok(t):
     dt = t.dtype if _is_array(t) else t
     return dt in (types.float64, types.int64, types.int32, types.uint32) or (
         not _is_array(t) and isinstance(t, (types.Float, types.Integer)) and t.bitwidth == 64)
+
+
+def _binary(fn, kernel):
+    @standin(fn)
+    def typer(x, y):
+        if not (_elementwise_ok(x) and _elementwise_ok(y)):
+            return None
+        if _is_array(x) or _is_array(y):
+            uf = _ufunc(kernel, 2)
+            return lambda x, y: uf(x, y)
+        return lambda x, y: kernel(float(x), float(y))
+    return typer
+
+
+def _zero_d_value(a):
+    raise NotImplementedError
+
+
+@nb_overload(_zero_d_value)
+def _zero_d_value_impl(a):
+    if _is_array(a):
+        return lambda a: float(a[()])
+    return lambda a: float(a)
+
+
+@numba.njit(cache=True)
+def _multigammaln_check(a_min, d):
+    if d < 1:
+        raise ValueError("multigammaln in compiled code: d should be a positive integer (dimension)")
+    if a_min <= 0.5 * (d - 1):
+        raise ValueError("multigammaln: condition a > 0.5 * (d-1) not met")
 
 
 def _unary(fn, kernel):
@@ -276,6 +453,60 @@ if _sp is not None:
             uf = _ufunc(_polygamma, 2)
             return lambda n, x: uf(float(n), x)
         return lambda n, x: _polygamma(float(n), float(x))
+
+    for _fn, _kernel in ((_sp.gamma, _gamma), (_sp.rgamma, _rgamma), (_sp.gammasgn, _gammasgn), (_sp.j0, _j0),
+                         (_sp.j1, _j1), (_sp.y0, _y0), (_sp.y1, _y1), (_sp.i0, _i0), (_sp.i1, _i1),
+                         (_sp.erfinv, _erfinv), (_sp.erfcinv, _erfcinv)):
+        _unary(_fn, _kernel)
+    for _fn, _kernel in ((_sp.beta, _beta), (_sp.betaln, _betaln), (_sp.gammainc, _gammainc),
+                         (_sp.gammaincc, _gammaincc), (_sp.jv, _jv), (_sp.iv, _iv), (_sp.ive, _ive)):
+        _binary(_fn, _kernel)
+
+    @standin(_sp.betainc)
+    def _betainc_typer(a, b, x):
+        if not (_elementwise_ok(a) and _elementwise_ok(b) and _elementwise_ok(x)):
+            return None
+        if _is_array(a) or _is_array(b) or _is_array(x):
+            uf = _ufunc(_betainc, 3)
+            return lambda a, b, x: uf(a, b, x)
+        return lambda a, b, x: _betainc(float(a), float(b), float(x))
+
+    @standin(_sp.yn)
+    def _yn_typer(n, x):
+        if not isinstance(n, types.Integer) or not _elementwise_ok(x):
+            return None      # SciPy's yn of a float or array order: not covered
+        if _is_array(x):
+            uf = _ufunc(_yn, 2, "float64(int64, float64)")
+            return lambda n, x: uf(np.int64(n), x)
+        return lambda n, x: _yn(np.int64(n), float(x))
+
+    @standin(_sp.multigammaln)
+    def _multigammaln_typer(a, d):
+        """d*(d-1)/4 log(pi) + the sum of gammaln(a - j/2), j = 0 .. d - 1 (an integer d >= 1)."""
+        if not isinstance(d, types.Integer) or not _elementwise_ok(a):
+            return None
+        if _is_array(a) and a.ndim > 0:
+            gl = _ufunc(_gammaln, 1)
+
+            def impl(a, d):
+                af = a.astype(np.float64)
+                _multigammaln_check(np.min(af) if af.size else np.inf, d)
+                s = gl(af)
+                for j in range(1, d):
+                    s = s + gl(af - 0.5 * j)
+                return (d * (d - 1) * 0.25) * np.log(np.pi) + s
+            return impl
+
+        zero_d = _is_array(a)
+
+        def scalar(a, d):
+            v = _zero_d_value(a) if zero_d else float(a)
+            _multigammaln_check(v, d)
+            s = _gammaln(v)
+            for j in range(1, d):
+                s = s + _gammaln(v - 0.5 * j)
+            return (d * (d - 1) * 0.25) * np.log(np.pi) + s
+        return scalar
 
 
 # =============================================================================
