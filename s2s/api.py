@@ -18,6 +18,7 @@ import gast
 import numpy as np
 
 from . import precision, pytree
+from . import runtime as rt
 from .codegen import emit
 from .errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
 from .frontend.normalize import normalize
@@ -60,6 +61,8 @@ def source_function(fun: Callable) -> Callable:
                              "(e.g. lambda w: np.sum(s2s.vmap(f)(w, xs)))")
     if isinstance(fun, Transformed):
         return fun.generated().fn
+    if isinstance(fun, (Jacobian, Hessian)):
+        return fun.source_for(_positional_count(fun))
     rule = lookup(fun)
     if rule is not None:
         return _rule_wrapper(fun)
@@ -406,6 +409,7 @@ def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
         f"\n    return {fbind}({', '.join(names)})\n"
     path = emit.write_module(source, fname)
     wrapper = emit.load_function(source, path, fname, ns)
+    wrapper.__s2s_wraps__ = fn      # its text is the same for every function of that name (disk cache key)
     _WRAPPED[os.path.basename(path)] = fn     # errors in its transforms point at fn's lines
     _WRAPPERS[key] = wrapper
     return wrapper
@@ -519,44 +523,120 @@ def _argnums_tuple(argnums):
     return nums, is_tuple
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0):
-    """Jacobian by forward mode: shape `out.shape + in.shape` (as JAX).
+def _positional_names(fun: Callable, nargs: int) -> list[str]:
+    """Parameter names of the function under s2s's wrappers (readable generated code), else x0, x1, ..."""
+    base = fun
+    while isinstance(base, (Transformed, Batched, Jacobian, Hessian)):
+        base = base.fun
+    try:
+        names = [p.name for p in inspect.signature(base).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    names = names[:nargs] if len(names) >= nargs and all(n.isidentifier() for n in names) else []
+    return names or [f"x{i}" for i in range(nargs)]
 
-    One batched sweep: the generated jvp, vmapped over a basis of tangents.
+
+def _positional_count(fun: Callable) -> int:
+    """How many arguments a transform of `fun` takes when no call says (its required positionals)."""
+    base = fun
+    while isinstance(base, (Transformed, Jacobian, Hessian)):
+        base = base.fun
+    if isinstance(base, Batched):
+        raise TransformError("transforming a Jacobian of a vmapped function needs its argument count; call it "
+                             "inside a function (e.g. lambda w: s2s.jacrev(s2s.vmap(f))(w, xs))")
+    params = inspect.signature(source_function(base)).parameters.values()
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        raise TransformError(f"cannot transform a Jacobian of {getattr(base, '__qualname__', base)!r}: it takes "
+                             "*args; call the Jacobian inside a function with a fixed argument list")
+    return len([p for p in params if p.default is inspect.Parameter.empty and
+                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+
+
+class Jacobian:
+    """`jacfwd(f)` / `jacrev(f)`: shape out.shape + in.shape (JAX's convention).
+
+    Each is one batched sweep written as Python source: jacrev vmaps the generated vjp over a basis
+    of cotangents, jacfwd the generated jvp over a basis of tangents.  Because it is source, s2s
+    transforms it again like any other function: jacrev(jacrev(f)), jacfwd(jacrev(f)), grad of an
+    entry of a Jacobian, jit of a Jacobian.
     """
-    nums, is_tuple = _argnums_tuple(argnums)
 
-    def jac(*args):
+    def __init__(self, fun: Callable, mode: str, argnums=0):
+        self.fun = fun
+        self.mode = mode                     # "fwd" or "rev"
+        self.nums, self.is_tuple = _normalize_argnums(argnums)
+        self.__name__ = f"jac{mode}_{getattr(fun, '__name__', 'f')}"
+        self.__qualname__ = self.__name__
+        self._sources: dict[int, Callable] = {}
+
+    def __repr__(self):
+        return f"<s2s jac{self.mode} of {getattr(self.fun, '__qualname__', self.fun)!r}>"
+
+    def __call__(self, *args):
+        return self.source_for(len(args))(*args)
+
+    def _s2s_inline_source(self, nargs: int) -> Callable:
+        return self.source_for(nargs)
+
+    def source_for(self, nargs: int) -> Callable:
+        """The Jacobian as a generated Python function of `nargs` arguments (cached)."""
+        fn = self._sources.get(nargs)
+        if fn is None:
+            fn = self._sources[nargs] = self._write(nargs)
+        return fn
+
+    def _write(self, nargs: int) -> Callable:
+        for a in self.nums:
+            if not -nargs <= a < nargs:
+                raise ArgumentError(f"argnums={a} is out of range for a call with {nargs} arguments")
+        nums = [a % nargs for a in self.nums]
+        params = _positional_names(self.fun, nargs)
+        args = ", ".join(params)
+        fname = self.__name__ if self.__name__.isidentifier() else f"jac{self.mode}_fn"
+        ns: dict[str, Any] = {"np": np, "fun": self.fun, "check_array_output": rt.check_array_output}
+        lines = [f"def {fname}({args}):"]
         results = []
-        for a in nums:
-            gen = Transformed(fun, "jvp", (a,)).generated()
-            x = args[a]
-            basis = np.eye(int(np.size(x))).reshape((int(np.size(x)),) + np.shape(x))
-            axes = (None,) * len(args) + (0,)
-            out, cols = Batched(gen.fn, axes, (None, -1))(*args, basis)
-            results.append(np.reshape(cols, np.shape(out) + np.shape(x)))
-        return tuple(results) if is_tuple else results[0]
-    jac.__name__ = f"jacfwd_{getattr(fun, '__name__', 'f')}"
-    return jac
+        if self.mode == "rev":
+            # one vjp per cotangent basis vector, batched: row k of the result is e_k^T J
+            ns["vjp_rows"] = Batched(Transformed(self.fun, "vjp", tuple(nums)).generated().fn,
+                                     (0,) + (None,) * nargs, 0)
+            lines += [f"    out = fun({args})",
+                      '    check_array_output(out, "jacrev")',
+                      "    size = np.size(out)",
+                      "    basis = np.reshape(np.eye(size), (size,) + np.shape(out))",
+                      f"    rows = vjp_rows(basis, {args})"]
+            for k, a in enumerate(nums):
+                lines.append(f"    jac_{params[a]} = np.reshape(rows[{k}], np.shape(out) + np.shape({params[a]}))")
+                results.append(f"jac_{params[a]}")
+        else:
+            for a in nums:
+                x = params[a]
+                # one jvp per tangent basis vector, batched: column k of the result is J e_k
+                ns[f"jvp_cols_{x}"] = Batched(Transformed(self.fun, "jvp", (a,)).generated().fn,
+                                              (None,) * nargs + (0,), (None, -1))
+                lines += [f"    size_{x} = np.size({x})",
+                          f"    basis_{x} = np.reshape(np.eye(size_{x}), (size_{x},) + np.shape({x}))",
+                          f"    out, cols_{x} = jvp_cols_{x}({args}, basis_{x})",
+                          '    check_array_output(out, "jacfwd")',
+                          f"    jac_{x} = np.reshape(cols_{x}, np.shape(out) + np.shape({x}))"]
+                results.append(f"jac_{x}")
+        lines.append("    return " + ("(" + ", ".join(results) + ",)" if self.is_tuple else results[0]))
+        source = "\n".join(lines) + "\n"
+        path = emit.write_module(source, fname)
+        fn = emit.load_function(source, path, fname, ns)
+        fn.__s2s_wraps__ = self.fun      # its text is the same for every function it wraps (disk cache key)
+        return fn
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0):
+    """Jacobian by forward mode: shape `out.shape + in.shape` (as JAX); s2s can transform it again."""
+    return Jacobian(fun, "fwd", argnums)
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0):
-    """Jacobian by reverse mode: shape `out.shape + in.shape` (as JAX).
-
-    One batched sweep: the generated vjp, vmapped over a basis of cotangents.
-    """
-    nums, is_tuple = _argnums_tuple(argnums)
-
-    def jac(*args):
-        out = fun(*args)
-        gen = Transformed(fun, "vjp", tuple(nums)).generated()
-        size = int(np.size(out))
-        basis = np.eye(size).reshape((size,) + np.shape(out))
-        cts = Batched(gen.fn, (0,) + (None,) * len(args), 0)(basis, *args)
-        results = [np.reshape(ct, np.shape(out) + np.shape(args[a])) for ct, a in zip(cts, nums)]
-        return tuple(results) if is_tuple else results[0]
-    jac.__name__ = f"jacrev_{getattr(fun, '__name__', 'f')}"
-    return jac
+    """Jacobian by reverse mode: shape `out.shape + in.shape` (as JAX); s2s can transform it again."""
+    return Jacobian(fun, "rev", argnums)
 
 
 class Hessian:
@@ -576,6 +656,16 @@ class Hessian:
         if self.is_tuple:
             return precision.narrow(tuple(tuple(b(*args) for b in row) for row in self._blocks), low)
         return precision.narrow(self._jac(*args), low)
+
+    def source_for(self, nargs: int) -> Callable:
+        """The Hessian as generated source (one argnum), so s2s can transform it again."""
+        if self.is_tuple:
+            raise TransformError("transforming a hessian with a tuple of argnums is not supported; take "
+                                 "s2s.jacfwd(s2s.grad(f, argnums=i), argnums=j) block by block")
+        return self._jac.source_for(nargs)
+
+    def _s2s_inline_source(self, nargs: int) -> Callable:
+        return self.source_for(nargs)
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0):

@@ -133,6 +133,13 @@ def check_unpack(value, count):
         raise ValueError(f"cannot unpack {len(value)} values into {count} names")
 
 
+def check_array_output(out, what):
+    """Jacobians are taken of functions returning one array (or number), not a tuple or list."""
+    if isinstance(out, (tuple, list, dict)):
+        raise ValueError(f"s2s: {what} of a function returning a {type(out).__name__}: take the Jacobian of "
+                         "each output (a function returning that one array)")
+
+
 def check_rank(x, rank, what):
     """Refuse an argument of another rank where a definition covers one rank only."""
     if np.ndim(x) != rank:
@@ -546,11 +553,15 @@ def per_example(fn, args, in_axes, out_axes, size):
     for b in range(size):
         ex = [np.take(a, b, axis=ax) if ax is not None else a for a, ax in zip(args, in_axes)]
         results.append(fn(*ex))
+    return _stack_outputs(results, out_axes)
+
+
+def _stack_outputs(results, out_axes):
+    """Stack per-example results along out_axes, leaf by leaf through tuples and lists."""
     first = results[0]
-    if isinstance(first, tuple):
+    if isinstance(first, (tuple, list)):
         axes = out_axes if isinstance(out_axes, (tuple, list)) else (out_axes,) * len(first)
-        return tuple(np.stack([np.asarray(r[i]) for r in results], axis=ax) if ax is not None else first[i]
-                     for i, ax in enumerate(axes))
+        return type(first)(_stack_outputs([r[i] for r in results], ax) for i, ax in enumerate(axes))
     return np.stack([np.asarray(r) for r in results], axis=out_axes) if out_axes is not None else first
 
 
@@ -581,6 +592,14 @@ def bexpand_reduced(g, x, axis, keepdims, gb, xb):
     return np.broadcast_to(g, (size,) + tuple(shape))
 
 
+def bexpand_reduced_vjp(d, g, axis, keepdims, gb):
+    """Cotangent of g in bexpand_reduced(g, x, axis, keepdims, gb, xb): the reduction per example
+    (summed over the batch too when g is the same for every example)."""
+    axes = tuple(a + 1 for a in _norm_axis(axis, np.ndim(d) - 1))
+    r = np.sum(d, axis=axes, keepdims=keepdims) if axes else d
+    return r if gb else np.sum(r, axis=0)
+
+
 def breduced_size(x, axis, xb):
     return reduced_size(x[0] if xb else x, axis)
 
@@ -593,6 +612,28 @@ def badd_at(a, index, v, ab, vb, size):
     else:
         for b in range(size):
             np.add.at(a[b], index, v[b] if vb else v)
+
+
+def bbroadcast_like(g, x, gb, xb):
+    """broadcast_like per example: g to x's per-example shape, with the batch axis leading."""
+    if not gb:
+        return broadcast_like(g, x)       # x's shape (batched or not) ends with g's axes
+    shape = np.shape(x) if xb else (np.shape(g)[0],) + np.shape(x)
+    lead = (1,) * (len(shape) - np.ndim(g))
+    return np.broadcast_to(np.reshape(g, np.shape(g)[:1] + lead + np.shape(g)[1:]), shape)
+
+
+def bbroadcast_like_vjp(d, g, gb):
+    """Cotangent of g in bbroadcast_like(g, x, gb, xb): summed over what was broadcast (over the
+    batch too when g is the same for every example)."""
+    return bunbroadcast(d, g, True, True) if gb else unbroadcast(d, g)
+
+
+def badd_at_vjp_v(g, index, v, vb):
+    """Cotangent of v in badd_at(a, index, v, True, vb, size), from a's batched cotangent g:
+    the batched slot, summed over the batch when v is the same for every example."""
+    r = bunbroadcast(bgetitem(g, index, True), v, True, vb)
+    return r if vb else np.sum(r, axis=0)
 
 
 def bmatmul_vjp_a(g, a, b, ab, bb, keep=False):

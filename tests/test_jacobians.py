@@ -297,3 +297,89 @@ def test_hessian_argnums_tuple():
     assert_close(H[0][1], np.diag(2.0 * np.cos(x) * y + 2.0 * x), rtol=1e-10, atol=1e-10,
                  what="H_xy closed")
     assert_close(H[1][1], np.diag(2.0 * np.sin(x)), rtol=1e-10, atol=1e-10, what="H_yy closed")
+
+
+# ----- Jacobians are source: s2s transforms them again ---------------------------------
+
+def nested_f(x):
+    return np.sin(x) * x[0] + np.tanh(x) ** 2
+
+
+def nested_g(x, y):
+    return np.exp(x * y[0]) + y[1] * x ** 3
+
+
+def nested_scalar(x):
+    return np.sum(nested_f(x))
+
+
+def two_outputs(x):
+    return np.sin(x), np.cos(x)
+
+
+_X3 = np.array([0.3, 1.2, -0.5])
+_Y2 = np.array([0.7, -0.4])
+
+
+@pytest.mark.parametrize("outer,inner", [(s2s.jacrev, s2s.jacrev), (s2s.jacfwd, s2s.jacrev),
+                                         (s2s.jacrev, s2s.jacfwd), (s2s.jacfwd, s2s.jacfwd)])
+def test_nested_jacobians_match_finite_differences_of_the_jacobian(outer, inner):
+    second = outer(inner(nested_f))(_X3)
+    assert second.shape == (3, 3, 3)
+    assert_close(second, fd_jacobian(s2s.jacrev(nested_f), (_X3,)), rtol=1e-5, atol=1e-7)
+
+
+def test_jacobian_of_jacobian_of_scalar_is_the_hessian():
+    H = s2s.hessian(nested_scalar)(_X3)
+    assert_close(s2s.jacrev(s2s.jacrev(nested_scalar))(_X3), H, rtol=1e-10, atol=1e-12)
+    assert_close(s2s.jacfwd(s2s.jacrev(nested_scalar))(_X3), H, rtol=1e-10, atol=1e-12)
+
+
+def test_jacobian_over_another_argument_of_a_jacobian():
+    """d/dx of the Jacobian in y: the outer vjp runs through a vmapped vjp whose index writes
+    (per-example add_at) once gave a silent zero."""
+    J_y = s2s.jacrev(nested_g, argnums=1)
+    mixed = s2s.jacrev(J_y, argnums=0)(_X3, _Y2)
+    assert mixed.shape == (3, 2, 3)
+    assert np.abs(mixed).max() > 1.0
+    assert_close(mixed, fd_jacobian(lambda x: J_y(x, _Y2), (_X3,)), rtol=1e-5, atol=1e-7)
+    assert_close(s2s.jacfwd(J_y, argnums=0)(_X3, _Y2), mixed, rtol=1e-10, atol=1e-12)
+
+
+def test_jacobian_of_a_hessian():
+    third = s2s.jacrev(s2s.hessian(nested_scalar))(_X3)
+    assert_close(third, fd_jacobian(s2s.hessian(nested_scalar), (_X3,)), rtol=1e-5, atol=1e-7)
+
+
+def jacobian_norm(x):
+    return np.sum(s2s.jacrev(nested_f)(x) ** 2)
+
+
+def test_grad_through_a_jacobian_called_in_transformed_code():
+    assert_close(s2s.grad(jacobian_norm)(_X3), fd_jacobian(jacobian_norm, (_X3,)), rtol=1e-5, atol=1e-7)
+
+
+def test_vmap_of_a_jacobian_matches_a_loop():
+    xs = np.stack([_X3, 2.0 * _X3, _X3 - 1.0])
+    batched = s2s.vmap(s2s.jacrev(nested_f))(xs)
+    assert_close(batched, np.stack([s2s.jacrev(nested_f)(x) for x in xs]), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("jac", [s2s.jacrev, s2s.jacfwd])
+def test_jacobian_of_a_tuple_output_is_refused_clearly(jac):
+    from s2s.errors import S2SError
+    with pytest.raises((ValueError, S2SError), match="tuple"):
+        jac(two_outputs)(_X3)
+
+
+def test_grad_of_vmapped_vjp_with_index_writes_matches_finite_differences():
+    """grad through vmap(vjp): the vmapped vjp writes cotangents per example (badd_at)."""
+    vjp_rows = s2s.vmap(s2s.api.Transformed(nested_g, "vjp", (1,)).generated().fn, (0, None, None), 0)
+    W = np.arange(6.0).reshape(3, 2)
+
+    def weighted(x, y):
+        return np.sum(vjp_rows(np.eye(3), x, y)[0] * W)
+    assert_close(s2s.grad(weighted)(_X3, _Y2), fd_jacobian(lambda x: weighted(x, _Y2), (_X3,)),
+                 rtol=1e-5, atol=1e-7)
+    assert_close(s2s.jvp(weighted, (_X3, _Y2), (np.ones(3), np.zeros(2)))[1],
+                 np.sum(fd_jacobian(lambda x: weighted(x, _Y2), (_X3,))), rtol=1e-5, atol=1e-7)

@@ -59,6 +59,11 @@ def varied(body: list, wrt: list[str]) -> set[str]:
     return _closure(set(wrt), _edges(body))
 
 
+# Calls made as statements that write into their first argument (the vmapped forms of
+# `x[i] += v` and `x[i] = v` included): what flows into the other arguments flows into it.
+WRITES_FIRST_ARGUMENT = (rt.push, rt.add_at, rt.badd_at, rt.bsetitem)
+
+
 def _edges(body: list) -> list[tuple[str, str]]:
     edges: list[tuple[str, str]] = []   # (source, target): target depends on source
     for s in _stmts(body):
@@ -73,7 +78,7 @@ def _edges(body: list) -> list[tuple[str, str]]:
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             fn = getattr(s.value, "s2s_fn", None)
             args = s.value.args
-            if fn in (rt.push, rt.add_at) and args and isinstance(args[0], gast.Name):
+            if fn in WRITES_FIRST_ARGUMENT and args and isinstance(args[0], gast.Name):
                 for a in args[1:]:
                     for n in gast.walk(a):
                         if isinstance(n, gast.Name):

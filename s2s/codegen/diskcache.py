@@ -76,6 +76,14 @@ def key_for(fn: Any, spec: tuple) -> str | None:
         if not _plain(value):
             return None
         extra.append(repr(value))
+    # A wrapper s2s wrote (pytree flattening, a Jacobian): its text is the same whatever function it
+    # calls, so the key says which one, or the wrapper is not persisted.
+    wrapped = getattr(fn, "__s2s_wraps__", None)
+    if wrapped is not None:
+        inner = key_for(wrapped, ())
+        if inner is None:
+            return None
+        extra.append(inner)
     if _VERSION is None:
         _VERSION = s2s_version()
     ident = (code.co_filename, code.co_firstlineno, _first_column(code), getattr(fn, "__qualname__", ""),

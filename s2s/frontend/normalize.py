@@ -265,7 +265,8 @@ class Normalizer:
         for n in gast.walk(new):
             if hasattr(n, "lineno") and not hasattr(n, "s2s_src"):
                 n.s2s_src = self.top.source
-        return NormalizedFunction(new, self.ns, self.top.source, params, sorted(self.deps))
+        # the parameters as the body names them (a parameter named like a helper, `erf`, is renamed)
+        return NormalizedFunction(new, self.ns, self.top.source, [rename[p] for p in params], sorted(self.deps))
 
     # ----- statements ---------------------------------------------------------
     def stmts(self, body: list) -> tuple[list, bool]:
@@ -880,8 +881,13 @@ class Normalizer:
         return self.global_ref(_dotted(node), obj, node)
 
     def expr_BinOp(self, node, out):
-        left = self.atom(node.left, out)
-        right = self.atom(node.right, out)
+        left = self.arg_atom(node.left, out)
+        right = self.arg_atom(node.right, out)
+        # tuple/list arithmetic: two literals concatenate here (the elements stay separate
+        # variables); a literal and a runtime tuple (a shape) stay an expression
+        kinds = {_container_kind(left), _container_kind(right)}
+        if isinstance(node.op, gast.Add) and len(kinds) == 1 and kinds <= {"tuple", "list"}:
+            return _literal(left.elts + right.elts, (kinds.pop(), None, None))
         return gast.BinOp(left, node.op, right)
 
     def expr_UnaryOp(self, node, out):
@@ -1218,8 +1224,9 @@ class Normalizer:
         """`s2s.vmap(f, in_axes=(None, 0))(...)` inside transformed code: build the transform now."""
         from .. import api
         factory = self.resolve(node.func)
-        if factory not in (api.vmap, api.grad, api.value_and_grad):
-            raise self.error(UnsupportedSyntaxError, "s2s can call the result of a call only for s2s.grad/vmap(...)",
+        if factory not in (api.vmap, api.grad, api.value_and_grad, api.jacfwd, api.jacrev, api.hessian):
+            raise self.error(UnsupportedSyntaxError, "s2s can call the result of a call only for s2s.grad/vmap/"
+                             "jacfwd/jacrev/hessian(...)",
                              node, "assign the function to a global name first")
 
         def static(n):
@@ -1321,6 +1328,14 @@ def _literal(elts: list, meta: tuple) -> gast.Tuple:
     node = gast.Tuple(list(elts), gast.Load())
     node.s2s_meta = meta
     return node
+
+
+def _container_kind(node) -> str | None:
+    """"tuple", "list", "dict" or "record" for a container literal, None for anything else."""
+    if not isinstance(node, (gast.Tuple, gast.List)):
+        return None
+    meta = getattr(node, "s2s_meta", None)
+    return meta[0] if meta else ("list" if isinstance(node, gast.List) else "tuple")
 
 
 def _constant(v):

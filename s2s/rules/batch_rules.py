@@ -43,14 +43,17 @@ set_kind("reduce", np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, n
          np.argmax, np.argmin, np.std, np.var)
 set_kind("matmul", np.matmul, np.dot)
 set_kind("shape_query", np.shape, np.ndim, np.size, builtins.len)
-set_kind("same", np.copy, np.asarray, rt.zeros_like, np.zeros_like, np.ones_like, rt.stop_gradient, rt.astype)
+set_kind("same", np.copy, np.asarray, rt.zeros_like, np.zeros_like, np.ones_like, rt.stop_gradient, rt.astype,
+         rt.copy_value)
 set_kind("seed", rt.seed_cotangent)
 set_kind("unbroadcast", rt.unbroadcast)
+set_kind("broadcast_like", rt.broadcast_like)
 set_kind("expand_reduced", rt.expand_reduced)
 set_kind("reduced_size", rt.reduced_size)
 # Functions of shapes only: evaluated on the first example (same for all).
 set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.breduced_size, rt.bshape, rt.bsize,
-         rt.blen, rt.inverse_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank)
+         rt.blen, rt.inverse_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank,
+         rt.check_array_output)
 # Adjoint plans read only their operands' shapes: one plan serves every example (a per-example loop
 # would stack their tuples of parts of different shapes as one array, and fail).
 set_kind("shape_fn", oh.einsum_plan, oh.kron_plan, oh.tile_plan)

@@ -117,7 +117,7 @@ def setitem_cotangent_t(y, g, index, like):
 # ----- Batching helpers (vmap) ---------------------------------------------------
 for _fn in (rt.batch_size, rt.bshape, rt.bsize, rt.blen, rt.bseed, rt.breduced_size, rt.baxis, rt.ex_ndim):
     nondiff(_fn, _fn.__name__)
-for _fn in (rt.bunbroadcast, rt.bexpand_reduced, rt.badd_at, rt.bmap, rt.per_example, rt.bgetitem,
+for _fn in (rt.bunbroadcast, rt.badd_at, rt.bmap, rt.per_example, rt.bgetitem,
             rt.bsetitem, rt.bflatten, rt.breshape, rt.btranspose, rt.bdot):
     register(_fn, _fn.__name__)     # no derivative rules yet: differentiating them is a clear error
 
@@ -184,8 +184,35 @@ def bunbroadcast_t(y, g, x, gb, xb):
 
 
 register(rt.bunbroadcast_vjp, "bunbroadcast_vjp")
+
+
+@adjoint(rt.bbroadcast_like, "bbroadcast_like", shape_only=("x", "gb", "xb"))
+def bbroadcast_like(y, g, x, gb, xb):
+    d[g] = bbroadcast_like_vjp(d[y], g, gb)
+
+
+@tangent(rt.bbroadcast_like, "bbroadcast_like", shape_only=("x", "gb", "xb"))
+def bbroadcast_like_t(y, g, x, gb, xb):
+    t[y] = bbroadcast_like(t[g], x, gb, xb)
+
+
+register(rt.bbroadcast_like_vjp, "bbroadcast_like_vjp")
+
+
+@adjoint(rt.bexpand_reduced, "bexpand_reduced", shape_only=("x", "gb", "xb"))
+def bexpand_reduced(y, g, x, axis, keepdims, gb, xb):
+    d[g] = bexpand_reduced_vjp(d[y], g, axis, keepdims, gb)
+
+
+@tangent(rt.bexpand_reduced, "bexpand_reduced", shape_only=("x", "gb", "xb"))
+def bexpand_reduced_t(y, g, x, axis, keepdims, gb, xb):
+    t[y] = bexpand_reduced(t[g], x, axis, keepdims, gb, xb)
+
+
+register(rt.bexpand_reduced_vjp, "bexpand_reduced_vjp")
 nondiff(rt.check_unpack, "check_unpack")
 nondiff(rt.check_rank, "check_rank")
+nondiff(rt.check_array_output, "check_array_output")
 for _fn in (rt.fused_size, rt.fused_empty, rt.fused_grid, rt.fused_zeros, rt.flat_view, rt.fused_out_view,
             rt.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again

@@ -434,6 +434,9 @@ class BatchBuilder:
             if kind == "unbroadcast":
                 g, x = value.args
                 return _call(rt.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
+            if kind == "broadcast_like":
+                g, x = value.args
+                return _call(rt.bbroadcast_like, [g, x, const(self.is_b(g)), const(self.is_b(x))])
             if kind == "expand_reduced":
                 args = list(value.args) + [const(None), const(False)][len(value.args) - 2:]
                 g, x, axis, keepdims = args[:4]

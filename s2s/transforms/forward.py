@@ -19,6 +19,7 @@ import gast
 from .. import runtime as rt
 from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
+from ..rules import lookup
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, make_owned,
                       op_rule)
@@ -365,7 +366,26 @@ class ForwardBuilder:
                 self.ensure_owned(arr.id, state, code)
                 code.append(_expr_stmt(_call(rt.add_at, [name(self.tan(arr.id)), copy.deepcopy(index),
                                                          name(self.tan(v.id))])))
+        elif fn is rt.badd_at:
+            arr, index, v, arr_b, v_b, size = call.args
+            if isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO:
+                self.ensure_owned(arr.id, state, code)
+                code.append(_expr_stmt(_call(rt.badd_at, [name(self.tan(arr.id)), copy.deepcopy(index),
+                                                          name(self.tan(v.id))] +
+                                             [copy.deepcopy(a) for a in (arr_b, v_b, size)])))
+        else:
+            self.refuse_unruled_effect(call, s, state)
         return code
+
+    def refuse_unruled_effect(self, call, s, state) -> None:
+        """An op with no tangent rule, called as a statement on values with a nonzero tangent:
+        refuse, or its writes would be a silent zero."""
+        rule = lookup(getattr(call, "s2s_fn", None))
+        if rule is None or rule.nondiff or rule.tangent is not None:
+            return
+        if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for a in call.args for n in gast.walk(a)):
+            raise self.error(NoRuleError, f"s2s has no forward-mode rule for `{rule.name}`", s,
+                             "differentiate the function before vmapping it, or register a rule")
 
     # ----- control flow -----------------------------------------------------------
     def materialize(self, var: str, defined: set[str]):

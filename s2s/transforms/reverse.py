@@ -739,7 +739,30 @@ class ReverseBuilder:
             undo = _expr_stmt(_call(rt.add_at, [name(arr.id), copy.deepcopy(index),
                                                 gast.UnaryOp(gast.USub(), copy.deepcopy(v))]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
+        elif fn is rt.badd_at:        # add_at per example (vmapped code): the same, batch by batch
+            arr, index, v, arr_b, v_b, size = call.args
+            if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
+                    and v.id in self.active:
+                self.accumulate(v.id, _call(rt.badd_at_vjp_v, [name(self.adj(arr.id)), copy.deepcopy(index),
+                                                               name(v.id), copy.deepcopy(v_b)]), state, code)
+            undo = _expr_stmt(_call(rt.badd_at, [name(arr.id), copy.deepcopy(index),
+                                                 gast.UnaryOp(gast.USub(), copy.deepcopy(v))] +
+                                    [copy.deepcopy(a) for a in (arr_b, v_b, size)]))
+            code.append(self._mark(copy_loc(undo, s), arr.id))
+        else:
+            self.refuse_unruled_effect(call, s)
         return code
+
+    def refuse_unruled_effect(self, call, s) -> None:
+        """An op with no adjoint, called as a statement on values that carry a derivative (the
+        per-example `badd_at` of a vmapped vjp): refuse, or its writes would be a silent zero."""
+        rule = lookup(getattr(call, "s2s_fn", None))
+        if rule is None or rule.nondiff or rule.adjoint is not None:
+            return
+        if any(isinstance(n, gast.Name) and n.id in self.active for a in call.args for n in gast.walk(a)):
+            raise self.error(NoRuleError, f"s2s has no reverse-mode rule for `{rule.name}`", s,
+                             "differentiate the function before vmapping it (vmap(grad(f)) rather than "
+                             "grad of vmap(vjp(f))), or register a rule")
 
     def _join_into(self, branches: list[tuple[list, dict]], defined: set[str]) -> dict[str, str]:
         keys = set().union(*(st.keys() for _, st in branches))
