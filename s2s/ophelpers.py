@@ -957,6 +957,82 @@ def eigh_tangent(ta, a, y, UPLO="L"):  # noqa: N803
     return (dw, dv)
 
 
+# ----- np.linalg.eig / eigvals of real matrices with real eigenvalues (rules/numpy_composite.py) -----
+# A = V diag(w) V^-1: dw = diag(V^-1 dA V) (the left eigenvectors are the rows of V^-1); the
+# eigenvectors (unit 2-norm columns, as NumPy gives them) move by dV = V (F * V^-1 dA V), less each
+# column's component along itself (v_j . dv_j = 0 keeps |v_j| = 1), F_ij = 1 / (w_j - w_i).
+# Values and vectors are two ops (one array each, so vmap's per-example loop can stack them), both
+# from np.linalg.eig, so that their orders agree (np.linalg.eigvals may order them otherwise).
+
+def _real_eig(a):
+    w, v = np.linalg.eig(a)
+    if np.iscomplexobj(w):
+        raise ValueError("s2s: np.linalg.eig / eigvals gave complex eigenvalues here; s2s differentiates "
+                         "real programs only (a matrix with real eigenvalues, e.g. a symmetric one: np.linalg.eigh)")
+    return w, v
+
+
+def eig_values(a):
+    """The eigenvalues w of np.linalg.eig(a), a real matrix with real eigenvalues (ruled; complex
+    eigenvalues are refused)."""
+    return _real_eig(a)[0]
+
+
+def eig_vectors(a):
+    """The eigenvectors v of np.linalg.eig(a) (unit columns), a real matrix with real eigenvalues (ruled)."""
+    return _real_eig(a)[1]
+
+
+def eigvals_vjp(g, a):
+    """Cotangent of a in w = eig_values(a): V^-T diag(g) V^T (readable)."""
+    vt = np.swapaxes(eig_vectors(a), -1, -2)
+    return np.linalg.solve(vt, np.expand_dims(g, -1) * vt)
+
+
+def eigvals_tangent(ta, a):
+    """Tangent of w = eig_values(a) along ta: diag(V^-1 ta V) (readable)."""
+    v = eig_vectors(a)
+    return np.diagonal(np.linalg.solve(v, np.matmul(ta, v)), 0, -2, -1)
+
+
+def eig_vectors_vjp(g, a, v):
+    """Cotangent of a in v = eig_vectors(a): V^-T (F * V^T (g - V diag(diag(V^T g)))) V^T."""
+    w = eig_values(a)
+    vt = np.swapaxes(v, -1, -2)
+    gp = g - v * np.expand_dims(np.sum(v * g, axis=-2), -2)
+    return np.linalg.solve(vt, np.matmul(off_diagonal_inverse(w) * np.matmul(vt, gp), vt))
+
+
+def eig_vectors_tangent(ta, a, v):
+    """Tangent of v = eig_vectors(a) along ta: V (F * V^-1 ta V), less each column's part along itself."""
+    w = eig_values(a)
+    dv = np.matmul(v, off_diagonal_inverse(w) * np.linalg.solve(v, np.matmul(ta, v)))
+    return dv - v * np.expand_dims(np.sum(v * dv, axis=-2), -2)
+
+
+# ----- np.quantile / np.percentile / np.median (rules/numpy_composite.py) --------------------------
+
+def quantile_weights(q, shape, method="linear"):
+    """The weight of each value of a sorted last axis (of an array of this shape) in NumPy's
+    'linear' quantile q: 1 - f at floor(q (n - 1)), f at the next; shaped
+    np.shape(q) + (1, ...) + (n,) to broadcast against the sorted values.  Ruled with no
+    derivative in q: s2s differentiates quantiles in the data only."""
+    if method != "linear":
+        raise NotImplementedError(f"s2s differentiates np.quantile / np.percentile / np.median with the default "
+                                  f"method='linear' only, not method={method!r}")
+    qa = np.asarray(q, dtype=np.float64)
+    if not np.all((qa >= 0.0) & (qa <= 1.0)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    n = shape[-1]
+    pos = qa * (n - 1)
+    lo = np.floor(pos)
+    frac = np.expand_dims(pos - lo, -1)
+    k = np.arange(n)
+    lo = np.expand_dims(lo, -1)
+    w = np.where(k == lo, 1.0 - frac, 0.0) + np.where(k == lo + 1.0, frac, 0.0)
+    return np.reshape(w, np.shape(qa) + (1,) * (len(shape) - 1) + (n,))
+
+
 def qr_vjp(g, a, y):
     """Cotangent of a from the cotangent pair g = (dq, dr) of (q, r) = np.linalg.qr(a) (reduced, m >= n)."""
     gq = g[0]

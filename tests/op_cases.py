@@ -996,3 +996,63 @@ def bessel_i_case(x):
 @case(lambda r: (_u(r, -0.8, 0.8),))
 def erfinv_case(x):
     return np.sum(sp.erfinv(x) * W) + np.sum(sp.erfcinv(x + 1.0) * W)
+
+
+# ===========================================================================
+# median / percentile / partition / eig
+# ===========================================================================
+W2114 = W24.reshape(2, 1, 1, 4)
+W212 = W24[:, :2].reshape(2, 1, 2)
+
+
+def _real_eig_matrix(rng, n=3):
+    """A non-symmetric matrix with real, well separated eigenvalues (1, 2.5, 4.5)."""
+    p = np.eye(n) + 0.3 * rng.standard_normal((n, n))
+    return p @ np.diag(np.array([1.0, 2.5, 4.5][:n])) @ np.linalg.inv(p)
+
+
+@case(lambda r: (_distinct(r),))
+def median_case(x):
+    return np.median(x) + np.sum(np.median(x, axis=0) * W4) + np.sum(np.median(x, axis=1, keepdims=True) ** 2 * K22)
+
+
+@case(lambda r: (_distinct(r),))
+def quantile_case(x):
+    return np.sum(np.quantile(x, 0.3, axis=1) * W3) + np.sum(np.quantile(x, np.array([0.1, 0.9]), axis=0) * W24) + \
+        np.quantile(x * x, 0.75)
+
+
+@case(lambda r: (_distinct(r, (2, 3, 4)),))
+def percentile_case(x):
+    return np.sum(np.percentile(x, 40.0, axis=(0, 2)) * W3) + \
+        np.sum(np.percentile(x, [20.0, 75.0], axis=(0, 1), keepdims=True) * W2114) + \
+        np.sum(np.percentile(x, [35.0, 90.0], axis=-2) ** 2 * W212[..., :1] * W4)
+
+
+@case(lambda r: (_distinct(r),))
+def partition_case(x):
+    # np.partition fixes the kth values and which values lie on either side, not their order there
+    # (nor does this case depend on it)
+    p = np.partition(x, 2, axis=1)
+    q = np.partition(x, (0, 1), axis=0)
+    return np.sum(p[:, 2] * W3) + np.sum(np.sum(p[:, :2] ** 2, axis=1) * W3) + np.sum(q[1] * W4) + \
+        np.sum(q[0] ** 2 * W4) + np.partition(x, 5, axis=None)[5]
+
+
+@case(lambda r: (_real_eig_matrix(r),))
+def eigvals_case(a):
+    w = np.linalg.eigvals(a)
+    return np.sum(np.sort(w) * W3) + np.sum(w ** 2) * 0.1
+
+
+EIG_SECOND = ("eig's eigenvector helpers (eig_vjp, eig_tangent) are registered without rules, like eigh_vjp: "
+              "second derivatives through its v are refused (NoRuleError)")
+
+
+@case(lambda r: (_real_eig_matrix(r),), hess_xfail=EIG_SECOND, rr_xfail=EIG_SECOND)
+def eig_case(a):
+    w, v = np.linalg.eig(a)
+    o = np.argsort(w)
+    vs = np.take(v, o, axis=1)
+    return np.sum(np.take(w, o) * W3) + np.sum(vs * vs * W33) + np.sum(np.abs(vs[0]) * W3)
+

@@ -57,6 +57,7 @@ set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.br
 # Adjoint plans read only their operands' shapes: one plan serves every example (a per-example loop
 # would stack their tuples of parts of different shapes as one array, and fail).
 set_kind("shape_fn", oh.einsum_plan, oh.kron_plan, oh.tile_plan)
+set_kind("shape_fn", oh.kept_shape, oh.reduce_perm, oh.reduce_flat_shape)   # np.quantile's (numpy_composite.py)
 set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
          np.reshape, np.transpose)
 set_kind("matmul_vjp_a", rt.matmul_vjp_a)

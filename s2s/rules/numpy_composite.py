@@ -15,8 +15,9 @@ import operator
 
 import numpy as np
 
+from ..ophelpers import eig_values, eig_vectors, kept_shape, quantile_weights, reduce_flat_shape, reduce_perm
 from ..runtime import check_rank
-from .registry import register_composite
+from .registry import adjoint, nondiff, register_composite, tangent
 
 
 def append(arr, values, axis=None):
@@ -118,6 +119,44 @@ def gradient(f, spacing=1.0):
     return np.concatenate((first, inner, last))
 
 
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    # NumPy's default ('linear') method: the reduced axes moved last and flattened into one, sorted;
+    # the two order statistics around q (n - 1) interpolated (quantile_weights: 1 - f and f, and no
+    # derivative in q).  A NaN sorts last and makes the quantile NaN, as in NumPy.  (weights= fails
+    # to bind: refused at the call.)
+    s = np.sort(np.reshape(np.transpose(a, reduce_perm(a, axis)), reduce_flat_shape(a, axis)), axis=-1)
+    w = quantile_weights(q, np.shape(s), method)
+    total = np.sum(np.where(w != 0.0, s * w, 0.0), axis=-1, keepdims=True)[..., 0]
+    y = np.where(np.isnan(s[..., -1]), np.nan, total)
+    shape = np.shape(y)
+    if keepdims:
+        shape = np.shape(q) + kept_shape(a, axis)
+    return np.reshape(y, shape)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return np.quantile(a, np.asarray(q) / 100.0, axis, None, overwrite_input, method, keepdims)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return np.quantile(a, 0.5, axis, None, overwrite_input, "linear", keepdims)
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    # the permutation np.argpartition finds, applied to a (its derivative sends the cotangent back)
+    return np.take_along_axis(a, np.argpartition(a, kth, axis=axis, kind=kind, order=order), axis=axis)
+
+
+def eig(a):
+    # real matrices with real eigenvalues only (complex ones are refused at run time); a tuple of
+    # two ops of one array each: the values' second derivatives stay exact, vmap stacks each
+    return (eig_values(a), eig_vectors(a))
+
+
+def eigvals(a):
+    return eig_values(a)
+
+
 def sum_(iterable, start=0):
     # builtin sum of an array adds its rows; of a list, its elements (np.sum stacks them first)
     return np.sum(iterable, axis=0) + start
@@ -173,6 +212,13 @@ register_composite(np.nan_to_num, nan_to_num)
 register_composite(np.select, select)
 register_composite(np.linalg.pinv, pinv)
 register_composite(np.gradient, gradient)
+register_composite(np.quantile, quantile)
+register_composite(np.percentile, percentile)
+register_composite(np.median, median)
+register_composite(np.partition, partition)
+register_composite(np.linalg.eig, eig)
+register_composite(np.linalg.eigvals, eigvals)
+nondiff(np.argpartition, "np.argpartition")
 register_composite(np.fft.fftshift, fftshift)
 register_composite(np.fft.ifftshift, ifftshift)
 register_composite(builtins.pow, pow_)
@@ -181,3 +227,14 @@ for _fn, _impl in ((operator.add, add), (operator.sub, sub), (operator.mul, mul)
                    (operator.mod, mod), (operator.neg, neg), (operator.pos, pos), (operator.pow, pow_),
                    (operator.matmul, matmul)):
     register_composite(_fn, _impl)
+
+
+# np.quantile's weights: no derivative in q (quantiles are differentiated in the data only).
+@adjoint(quantile_weights, "quantile_weights", shape_only=("shape", "method"))
+def quantile_weights_rule(y, q, shape, method="linear"):
+    """q is not differentiated: an active q is refused (NonDifferentiableError)."""
+
+
+@tangent(quantile_weights, shape_only=("shape", "method"))
+def quantile_weights_rule_(y, q, shape, method="linear"):
+    """q is not differentiated: an active q is refused (NonDifferentiableError)."""

@@ -324,3 +324,35 @@ for _fn in (oh.eye_like, oh.off_diagonal_inverse, oh.diag_mask, oh.sorted_axes_p
 # (its second derivatives are checked in the op sweep), and so does svd's (singular values:
 # checked; with compute_uv=True the second derivatives fail loudly, see TUPLE_SECOND).
 register(oh.eigh_vjp, "eigh_vjp")
+
+
+
+# ----- np.linalg.eig / eigvals (rules/numpy_composite.py defines them with these helpers) -------
+# Real matrices with real eigenvalues (complex ones are refused at run time by the helpers).
+
+@adjoint(oh.eig_values, "eig_values")
+def eig_values_rule(y, a):
+    d[a] = eigvals_vjp(d[y], a)
+
+
+@tangent(oh.eig_values)
+def eig_values_rule_(y, a):
+    t[y] = eigvals_tangent(t[a], a)
+
+
+@adjoint(oh.eig_vectors, "eig_vectors")
+def eig_vectors_rule(y, a):
+    d[a] = eig_vectors_vjp(d[y], a, y)
+
+
+@tangent(oh.eig_vectors)
+def eig_vectors_rule_(y, a):
+    t[y] = eig_vectors_tangent(t[a], a, y)
+
+
+# eigvals_vjp / eigvals_tangent are readable (their second derivatives come through eig_vectors'
+# rules: V^-T diag(g) V^T does not depend on the eigenvectors' scale).  Like eigh_vjp, the
+# eigenvector helpers use off_diagonal_inverse (no derivative): differentiating them would be
+# wrong, so they are registered without rules and second derivatives through eig's v are refused.
+register(oh.eig_vectors_vjp, "eig_vectors_vjp")
+register(oh.eig_vectors_tangent, "eig_vectors_tangent")

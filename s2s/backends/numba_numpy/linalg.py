@@ -1421,3 +1421,36 @@ def _einsum_operands(subscripts, a, b=None, c=None):
     if n == 3:
         return lambda subscripts, a, b=None, c=None: _einsum_standin(subscripts, a, b, c)
     return None
+
+
+# ----- eig / eigvals of real matrices with real eigenvalues (s2s.ophelpers.eig_values / eig_vectors) --
+# Numba's np.linalg.eig (LAPACK geev, as NumPy's) of one real matrix; complex eigenvalues raise its
+# ValueError ("eig() argument must not cause a domain change"), never a silent answer.
+def _eig_part(k: int):
+    def lower(a):
+        conv = _lin_input(a, "eig")
+        if conv is None or _lin_dtype(a).kind == "c":
+            return None
+
+        @numba.njit
+        def one(x):
+            return np.linalg.eig(x)[k]
+        if a.ndim == 2:
+            return lambda a: one(conv(a))
+        oshape = (lambda s: s[:-1]) if k == 0 else (lambda s: s)
+        oshape = numba.njit(oshape)
+
+        def impl(a):
+            x = _stack3(conv(a))
+            first = one(x[0])
+            out = np.empty((x.shape[0],) + first.shape)
+            out[0] = first
+            for i in range(1, x.shape[0]):
+                out[i] = one(x[i])
+            return out.reshape(oshape(a.shape))
+        return impl
+    return lower
+
+
+overload(oh.eig_values)(_eig_part(0))
+overload(oh.eig_vectors)(_eig_part(1))

@@ -1339,3 +1339,118 @@ def _astype(x, dtype):
         return None
     target = dt.type
     return lambda x, dtype: np.asarray(x).astype(target)
+
+
+# ===== order statistics: np.quantile / percentile / median, np.partition =======================
+# (rules/numpy_composite.py defines them with np.sort, np.take_along_axis and these helpers)
+def _reduced_mask_src(axis, nd: int, what: str):
+    """Lines setting `red` (one bool per axis of an nd array: reduced?) from axis None, an int or a
+    tuple of ints (values read at run time); None for another axis type."""
+    if _is_none(axis):
+        return f"    red = np.ones({nd}, np.bool_)\n"
+    check = ("        if a_ < -{nd} or a_ >= {nd}:\n"
+             "            raise ValueError('" + what + ": axis is out of bounds for the array')\n").format(nd=nd)
+    if _is_int(axis):
+        return (f"    red = np.zeros({nd}, np.bool_)\n    for a_ in (axis,):\n" + check
+                + f"        red[a_ % {nd}] = True\n")
+    if isinstance(axis, types.BaseTuple) and all(_is_int(t) for t in axis.types):
+        if len(axis.types) == 0:
+            return f"    red = np.zeros({nd}, np.bool_)\n"
+        return (f"    red = np.zeros({nd}, np.bool_)\n    for a_ in axis:\n" + check
+                + f"        red[a_ % {nd}] = True\n")
+    return None
+
+
+def _n_reduced(axis, nd: int) -> int:
+    if _is_none(axis):
+        return nd
+    if isinstance(axis, types.BaseTuple):
+        return len(axis.types)
+    return 1
+
+
+@helper_overload(oh.reduce_perm)
+def _reduce_perm(x, axis=None):
+    if not _is_array(x) or x.ndim == 0:
+        return None
+    nd = x.ndim
+    red = _reduced_mask_src(axis, nd, "reduce_perm")
+    if red is None:
+        return None
+    zeros = "(" + "0, " * nd + ")"
+    return _make("def impl(x, axis=None):\n" + red + f"    out = {zeros}\n    j = 0\n"
+                 f"    for d in range({nd}):\n        if not red[d]:\n            out = tuple_setitem(out, j, d)\n"
+                 "            j += 1\n"
+                 f"    for d in range({nd}):\n        if red[d]:\n            out = tuple_setitem(out, j, d)\n"
+                 "            j += 1\n    return out\n")
+
+
+@helper_overload(oh.reduce_flat_shape)
+def _reduce_flat_shape(x, axis=None):
+    if not _is_array(x) or x.ndim == 0:
+        return None
+    nd = x.ndim
+    red = _reduced_mask_src(axis, nd, "reduce_flat_shape")
+    if red is None:
+        return None
+    zeros = "(" + "0, " * (nd - _n_reduced(axis, nd) + 1) + ")"
+    return _make("def impl(x, axis=None):\n" + red + f"    out = {zeros}\n    j = 0\n"
+                 f"    for d in range({nd}):\n        if not red[d]:\n            out = tuple_setitem(out, j, x.shape[d])\n"
+                 "            j += 1\n    return tuple_setitem(out, j, -1)\n")
+
+
+@helper_overload(oh.kept_shape)
+def _kept_shape_helper(x, axis=None):
+    if not _is_array(x) or x.ndim == 0:
+        return None
+    nd = x.ndim
+    red = _reduced_mask_src(axis, nd, "kept_shape")
+    if red is None:
+        return None
+    return _make("def impl(x, axis=None):\n" + red + "    out = x.shape\n"
+                 f"    for d in range({nd}):\n        if red[d]:\n            out = tuple_setitem(out, d, 1)\n"
+                 "    return out\n")
+
+
+@helper_overload(oh.quantile_weights)
+def _quantile_weights(q, shape, method="linear"):
+    if not isinstance(shape, types.BaseTuple) or len(shape.types) == 0:
+        return None
+    if not (_is_number(q) or _is_array(q)):
+        return None
+    nd = len(shape.types)
+    qshape = "".join(f"qa.shape[{d}], " for d in range(_ndim(q)))
+    out_shape = "(" + qshape + "1, " * (nd - 1) + "n,)"
+    qa = "np.asarray(q, dtype=np.float64)" if _is_array(q) else "np.full((), q, np.float64)"
+    return _make(
+        "def impl(q, shape, method='linear'):\n"
+        "    if method != 'linear':\n"
+        "        raise NotImplementedError(\"s2s differentiates np.quantile / np.percentile / np.median with "
+        "the default method='linear' only\")\n"
+        f"    qa = {qa}\n    qf = qa.ravel()\n    n = shape[-1]\n    w = np.zeros((qf.size, n))\n"
+        "    for j in range(qf.size):\n"
+        "        if not (qf[j] >= 0.0 and qf[j] <= 1.0):\n"
+        "            raise ValueError('Quantiles must be in the range [0, 1]')\n"
+        "        pos = qf[j] * (n - 1)\n        lo = np.floor(pos)\n        f = pos - lo\n        i = int(lo)\n"
+        "        w[j, i] += 1.0 - f\n        if i + 1 < n:\n            w[j, i + 1] += f\n"
+        f"    return w.reshape({out_shape})\n")
+
+
+
+@standin(np.argpartition)
+def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """np.argpartition as a stable argsort along the axis: every kth is then in place, with the
+    smaller values before it and the larger after (all NumPy promises; the order within each side
+    may differ from NumPy's, as it may between NumPy versions)."""
+    if not _is_array(a) or not _is_none(order) or _const(kind) != "introselect":
+        return None
+    if not (_is_int(kth) or (isinstance(kth, types.BaseTuple) and all(_is_int(t) for t in kth.types))
+            or (_is_array(kth) and isinstance(kth.dtype, types.Integer) and kth.ndim <= 1)):
+        return None
+    argsort = _argsort_standin()
+    return lambda a, kth, axis=-1, kind="introselect", order=None: argsort(a, axis)
+
+
+def _argsort_standin():
+    from . import STANDINS
+    return STANDINS[id(np.argsort)]
