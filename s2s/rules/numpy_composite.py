@@ -126,7 +126,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     # to bind: refused at the call.)
     s = np.sort(np.reshape(np.transpose(a, reduce_perm(a, axis)), reduce_flat_shape(a, axis)), axis=-1)
     w = quantile_weights(q, np.shape(s), method)
-    total = np.sum(np.where(w != 0.0, s * w, 0.0), axis=-1, keepdims=True)[..., 0]
+    parts = np.where(w != 0.0, s * w, 0.0)
+    total = np.reshape(np.sum(parts, axis=-1, keepdims=True), np.shape(parts)[:-1])
     y = np.where(np.isnan(s[..., -1]), np.nan, total)
     shape = np.shape(y)
     if keepdims:
