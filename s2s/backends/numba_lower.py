@@ -476,9 +476,64 @@ def _add_at_value(a, index, v):
     return impl
 
 
+@numba.njit(cache=True)
+def _repeats(idx):
+    """Whether an integer index array names one position twice (then `+=` would not accumulate)."""
+    s = np.sort(idx.ravel())
+    for k in range(1, s.size):
+        if s[k] == s[k - 1]:
+            return True
+    return False
+
+
+def _add_at_tuple(a, index, v):
+    """add_at for a tuple index holding an integer array: rows A[I, :] and columns A[:, J] of a
+    matrix accumulate position by position (np.add.at); other forms add in place when no
+    position repeats, and refuse otherwise (a plain `+=` would keep one of the repeats)."""
+    where = [k for k, t in enumerate(index.types) if isinstance(t, types.Array)]
+    if any(index.types[k].dtype == types.boolean for k in where):
+        return None
+    if a.ndim == 2 and len(index) == 2 and len(where) == 1 and index.types[where[0]].ndim == 1 \
+            and isinstance(index.types[1 - where[0]], types.SliceType):
+        if where[0] == 0:
+            def rows(a, index, v):
+                idx, sl = index
+                vb = np.broadcast_to(v, (idx.size, a[0, sl].size))
+                for k in range(idx.size):
+                    a[idx[k], sl] += vb[k]
+            return rows
+
+        def cols(a, index, v):
+            sl, idx = index
+            vb = np.broadcast_to(v, (a[sl, 0].size, idx.size))
+            for k in range(idx.size):
+                a[sl, idx[k]] += vb[:, k]
+        return cols
+    checks = "".join(f"    if _repeats(index[{k}]):\n        raise ValueError(MESSAGE)\n" for k in where)
+    return _impl_from_source(f"def impl(a, index, v):\n{checks}    a[index] += v\n", {
+        "_repeats": _repeats, "MESSAGE": "s2s jit: a tuple index repeats a position; this accumulation is not "
+                                         "compiled (run without s2s.jit, or index one axis at a time)"})
+
+
 @overload(rt.add_at)
 def _add_at(a, index, v):
+    if isinstance(index, types.BaseTuple) and any(isinstance(t, types.Array) for t in index.types):
+        return _add_at_tuple(a, index, v)
     if isinstance(index, types.Array):
+        if index.dtype == types.boolean:
+            if not _is_array(a) or index.ndim != a.ndim or a.layout != "C":
+                return None      # a mask over the leading axes only: not compiled
+
+            def impl_mask(a, index, v):      # x[mask] picks each position once, in C order
+                flat = a.reshape(-1)
+                picked = index.ravel()
+                vb = np.broadcast_to(v, (np.count_nonzero(picked),))
+                j = 0
+                for i in range(picked.size):
+                    if picked[i]:
+                        flat[i] += vb[j]
+                        j += 1
+            return impl_mask
         if _is_array(v):
             def impl_arr(a, index, v):
                 for k in range(index.size):
@@ -498,7 +553,20 @@ def _add_at(a, index, v):
 @overload(rt.setitem_cotangent)
 def _setitem_cotangent(g, index, like):
     if isinstance(index, types.Array):
-        return None
+        if index.ndim != 1 or not isinstance(index.dtype, types.Integer):
+            return None
+
+        def impl_array(g, index, like):      # a slot written twice credits only the last write
+            out = g[index].astype(np.float64)
+            n = g.shape[0]
+            seen = np.zeros(n, dtype=np.bool_)
+            for k in range(index.size - 1, -1, -1):
+                slot = index[k] % n
+                if seen[slot]:
+                    out[k] = 0.0
+                seen[slot] = True
+            return rt.unbroadcast(out, like)
+        return impl_array
 
     def impl(g, index, like):
         return rt.unbroadcast(rt.copy_value(g[index]), like)

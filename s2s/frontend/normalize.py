@@ -981,8 +981,17 @@ class Normalizer:
             return gast.Tuple([self.index(e, out) for e in node.elts], gast.Load())
         if isinstance(node, gast.Constant):
             return const(node.value)
-        a = self.atom(node, out)
-        if isinstance(a, gast.Name) and a.id in self.aggregates:
+        if isinstance(node, gast.List):
+            literal = self.arg_atom(node, out)
+        else:
+            a = self.atom(node, out)
+            literal = self.aggregate_or_name(a.id) if isinstance(a, gast.Name) and a.id in self.aggregates else None
+        if _container_kind(literal) == "list":
+            # x[[0, 2]], x[idx] with idx = [i, j]: NumPy reads a list index as an index array
+            tmp = self.namer.temp()
+            out.append(assign(tmp, self.call_rule(np.array, [self.emit_literal(literal)], node), node))
+            return name(tmp)
+        if literal is not None:
             raise self.error(UnsupportedSyntaxError, "index with a tuple built in the function is not supported", node,
                              "write the index inline: x[i, j]")
         return a
