@@ -128,7 +128,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     w = quantile_weights(q, np.shape(s), method)
     parts = np.where(w != 0.0, s * w, 0.0)
     total = np.reshape(np.sum(parts, axis=-1, keepdims=True), np.shape(parts)[:-1])
-    y = np.where(np.isnan(s[..., -1]), np.nan, total)
+    y = total + np.where(np.isnan(s[..., -1]), np.nan, 0.0)
     shape = np.shape(y)
     if keepdims:
         shape = np.shape(q) + kept_shape(a, axis)
