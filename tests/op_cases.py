@@ -976,7 +976,8 @@ def betainc_gammainc_case(x):
 
 @case(lambda r: (_u(r, 2.0, 4.0),))
 def multigammaln_case(a):
-    return np.sum(sp.multigammaln(a, 3) * W) + np.sum(sp.multigammaln(a + 1.0, 1) * W) + sp.multigammaln(a[0, 1], 4)
+    return np.sum(sp.multigammaln(a, 3) * W) + np.sum(sp.multigammaln(a + 1.0, 1) * W) + \
+        sp.multigammaln(np.mean(a), 4)
 
 
 @case(lambda r: (_u(r, 0.5, 3.0),))
