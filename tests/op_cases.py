@@ -1057,3 +1057,35 @@ def eig_case(a):
     vs = np.take(v, o, axis=1)
     return np.sum(np.take(w, o) * W3) + np.sum(vs * vs * W33) + np.sum(np.abs(vs[0]) * W3)
 
+
+# ===========================================================================
+# Arguments the other cases left constant (tests/test_rule_table_coverage.py asks for
+# every argument an adjoint differentiates to be varied by some case)
+# ===========================================================================
+
+@case(lambda r: (_u(r, 0.2, 0.7, (3,)),))
+def math_more_functions_case(x):
+    s = 0.0
+    for i in range(3):
+        v = x[i]
+        s = s + math.acos(v) + math.asin(v) * math.cos(v) + math.atanh(v) * math.tan(v) + math.sinh(v) \
+            + math.acosh(v + 1.5) + math.asinh(v) + math.cbrt(v) + math.exp2(v) + math.expm1(v) \
+            + math.log10(v) * math.log2(v + 1.0) + math.degrees(v) * math.radians(v) \
+            + math.atan2(v, 0.5 + v * v) + math.hypot(2.0, v) + math.pow(1.5, v) + float(v) * v
+    return s
+
+
+@case(lambda r: (_distinct(r), np.array([-0.9, -0.3, 0.05, 0.25]) + 0.01, np.array([[0.35], [0.6], [1.0]]) + 0.01))
+def clip_keyword_bounds_case(a, lo, hi):
+    return np.sum(np.clip(a, min=lo, max=hi) * W)
+
+
+@case(lambda r: (r.standard_normal((3, 4)), r.standard_normal((3, 1))))
+def diff_append_case(x, p):
+    return np.sum(np.diff(x, append=p) * W) + np.sum(np.diff(x, axis=1, prepend=p, append=p) ** 2 * W35)
+
+
+@case(lambda r: (_u(r, 0.5, 3.0),))
+def polygamma_case(x):
+    return np.sum(sp.polygamma(1, x) * W) + np.sum(sp.polygamma(2, x) * W) + np.sum(sp.polygamma(0, x) * W)
+

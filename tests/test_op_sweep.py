@@ -312,11 +312,14 @@ ISSUE_OPS = {
 }
 NONDIFF_OPS = [np.sign, np.floor, np.ceil, np.rint, np.trunc, np.greater, np.less, np.equal, np.argmax, np.argmin,
                np.argsort, np.isnan, np.isinf, np.isfinite, np.nonzero]
-CONSTRUCTORS = [np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.full_like, np.empty_like,
-                np.eye, np.identity, np.arange]
+CONSTRUCTORS = [np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
+                np.eye, np.identity]
 # constructors whose float arguments carry a derivative: rules, fresh results
 # (tests/test_constructor_derivatives.py checks them against finite differences)
-DIFFERENTIABLE_CONSTRUCTORS = [np.full, np.linspace]
+DIFFERENTIABLE_CONSTRUCTORS = [np.full, np.linspace, np.full_like, np.logspace]
+# constructors whose float arguments s2s does not differentiate: refused when one is differentiated
+# (tests/test_nondiff_audit.py)
+REFUSED_CONSTRUCTORS = [np.arange]
 
 
 @pytest.mark.parametrize("family", sorted(ISSUE_OPS))
@@ -333,6 +336,9 @@ def test_non_differentiable_ops_and_constructors_are_nondiff():
     for f in DIFFERENTIABLE_CONSTRUCTORS:
         rule = lookup(f)
         assert rule.fresh and not rule.nondiff and rule.adjoint is not None and rule.tangent is not None, f
+    for f in REFUSED_CONSTRUCTORS:
+        rule = lookup(f)
+        assert rule.fresh and not rule.nondiff and rule.refused, f
 
 
 def test_methods_map_to_registered_ops():

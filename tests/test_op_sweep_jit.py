@@ -47,7 +47,6 @@ def _helper(name):
 
 KNOWN_JIT: dict[tuple[str, str], str] = {
     ("jvp", "expand_squeeze"): "np.squeeze of this form: no Numba implementation (nor a stand-in)",
-    ("vmap_grad", "slogdet"): _helper("badd_at"),
     ("vmap_grad", "svd_values"): _helper("svd_triple_vjp"),
     ("vmap_grad", "norm_spectral"): _helper("norm_grad"),
     ("vmap_grad", "tensordot"): _helper("tensordot_vjp_plan"),
@@ -65,6 +64,13 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
     ("hessian", "tile"): _helper("tile_vjp"),
     ("vmap", "eigh"): _helper("bmap_empty") + " (a tuple result per example)",
     ("vmap_grad", "diagonal"): _helper("diagonal_vjp") + " (np.moveaxis with an array of axes)",
+    # vmap(grad) of a loop over scalars: the batched tape holds per-example scalars as arrays
+    ("vmap_grad", "math_functions"): _helper("restore") + " (a tape of per-example scalars)",
+    ("vmap_grad", "math_more_functions"): _helper("restore") + " (a tape of per-example scalars)",
+    # np.diff's tangent with prepend/append values has no Numba version (diff_vjp has)
+    ("jvp", "diff_append"): _helper("diff_tangent"),
+    ("hessian", "diff_append"): _helper("diff_tangent"),
+    ("vmap_grad", "diff_append"): _helper("pad_width_along") + " (diff_vjp inlined per example)",
     ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
                                "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
 }

@@ -550,6 +550,37 @@ def _add_at(a, index, v):
     return impl
 
 
+def _basic_index_type(index) -> bool:
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return all(isinstance(p, (types.Integer, types.SliceType, types.NoneType)) for p in parts)
+
+
+@overload(rt.badd_at, prefer_literal=True)
+def _badd_at(a, index, v, ab, vb, size):
+    """add_at per example (vmapped `x[i] += v`): a is batched; v batched when vb."""
+    if not _is_array(a) or not isinstance(vb, types.BooleanLiteral):
+        return None
+    if _basic_index_type(index):
+        if isinstance(index, types.BaseTuple):
+            def basic_tuple(a, index, v, ab, vb, size):
+                a[(slice(None),) + index] += v
+            return basic_tuple
+
+        def basic(a, index, v, ab, vb, size):
+            a[:, index] += v
+        return basic
+    if vb.literal_value:
+        def each_batched(a, index, v, ab, vb, size):
+            for b in range(size):
+                rt.add_at(a[b], index, v[b])
+        return each_batched
+
+    def each(a, index, v, ab, vb, size):
+        for b in range(size):
+            rt.add_at(a[b], index, v)
+    return each
+
+
 @overload(rt.setitem_cotangent)
 def _setitem_cotangent(g, index, like):
     if isinstance(index, types.Array):

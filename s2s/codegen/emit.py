@@ -136,7 +136,8 @@ def header(description: str, namespace: dict[str, Any], body_source: str, import
         lines.append("import numpy as np" if imports else
                      "# np: numpy, with Numba versions of the functions Numba lacks (bound at load time)")
     if "math" in used:
-        lines.append("import math")
+        lines.append("import math" if imports else
+                     "# math: with Numba versions of the functions Numba lacks (bound at load time)")
     imported: set[str] = set()
     for modname in HELPER_MODULES:
         names = sorted(n for n in used if n in namespace and getattr(namespace[n], "__module__", None) == modname

@@ -239,3 +239,16 @@ def quantile_weights_rule(y, q, shape, method="linear"):
 @tangent(quantile_weights, shape_only=("shape", "method"))
 def quantile_weights_rule_(y, q, shape, method="linear"):
     """q is not differentiated: an active q is refused (NonDifferentiableError)."""
+
+
+def cond(x, p=None):
+    """np.linalg.cond: the ratio of extreme singular values (p None, 2, -2), else ||x|| ||x^-1||."""
+    if p is None or p == 2 or p == -2:
+        s = np.linalg.svd(x, compute_uv=False)
+        if p == -2:
+            return s[..., -1] / s[..., 0]
+        return s[..., 0] / s[..., -1]
+    return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+
+
+register_composite(np.linalg.cond, cond)     # (was registered without a derivative: a silent zero)

@@ -555,12 +555,26 @@ _alias(math.radians, "math.radians", deg2rad, deg2rad_)
 # ----- No derivative (zero gradient, not an error) ----------------------------
 
 for _fn in (np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around, np.floor_divide,
-            np.signbit, np.heaviside,
+            np.signbit,
             np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
             np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
             np.isnan, np.isinf, np.isfinite, np.isclose, np.allclose, np.array_equal,
             np.isposinf, np.isneginf):
     nondiff(_fn, "np." + _fn.__name__)
+
+
+# np.heaviside(x1, x2): a step in x1 (zero derivative almost everywhere), x2 where x1 == 0
+@adjoint(np.heaviside, "np.heaviside", broadcasts=True)
+def heaviside(y, x1, x2):
+    d[x1] = d[y] * 0.0
+    d[x2] = d[y] * (x1 == 0.0)
+
+
+@tangent(np.heaviside, broadcasts=True)
+def heaviside_(y, x1, x2):
+    t[y] = t[x1] * 0.0 + t[x2] * (x1 == 0.0)
+
+
 for _fn in (builtins.round, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
             math.isclose):
     nondiff(_fn, ("math." if _fn is not builtins.round else "") + _fn.__name__)

@@ -7,7 +7,7 @@ keepdims)` (s2s.runtime) broadcasts a reduced cotangent back to x's shape.
 import numpy as np
 
 from .. import ophelpers as oh
-from .registry import adjoint, nondiff, tangent
+from .registry import adjoint, nondiff, refuse, tangent
 
 
 @adjoint(np.sum, "np.sum")
@@ -128,8 +128,21 @@ def norm_(y, x, ord=None, axis=None, keepdims=False):
 # ----- No derivative ----------------------------------------------------------
 
 for _fn in (np.argmax, np.argmin, np.argsort, np.any, np.all, np.count_nonzero, np.nonzero,
-            np.argwhere, np.flatnonzero, np.searchsorted, np.digitize, np.bincount, np.unique):
+            np.argwhere, np.flatnonzero, np.searchsorted, np.digitize):
     nondiff(_fn, "np." + _fn.__name__)
+refuse(np.unique, "np.unique", "its values are picked by comparing elements, and where two tie (the reason to call it) "
+       "the derivative is not defined")
+
+
+# np.bincount(x, weights): bin k sums the weights of the entries x == k
+@adjoint(np.bincount, "np.bincount", shape_only=("x", "minlength"))
+def bincount(y, x, weights=None, minlength=0):
+    d[weights] = d[y][x]
+
+
+@tangent(np.bincount, shape_only=("x", "minlength"))
+def bincount_(y, x, weights=None, minlength=0):
+    t[y] = np.bincount(x, weights=t[weights], minlength=np.size(y))
 
 for _fn in (oh.var_dof, oh.kept_shape, oh.reduce_perm, oh.reduce_flat_shape, oh.pad_width_along,
             oh.norm_kind, oh.norm_matrix_axes, oh.norm_expand_shape, oh.norm_hits, oh.norm_singular_pick,

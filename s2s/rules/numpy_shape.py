@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ophelpers as oh
 from .. import runtime as rt
-from .registry import adjoint, nondiff, register, tangent
+from .registry import adjoint, nondiff, refuse, register, tangent
 
 
 @adjoint(np.reshape, "np.reshape")
@@ -515,9 +515,12 @@ def array_vjp_rule_(y, g, obj):
 for _fn in (np.shape, np.ndim, np.size):
     nondiff(_fn, "np." + _fn.__name__)
 for _fn in (np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
-            np.full_like, np.eye, np.identity, np.arange, np.logspace, np.tri,
-            np.indices):
+            np.eye, np.identity, np.tri, np.indices):
     nondiff(_fn, "np." + _fn.__name__, fresh=True)
+# (np.arange(start, stop, step) reads a float start or step as values, and which argument is
+# `start` depends on how many are given: no template can bind them; refused, never a zero)
+refuse(np.arange, "np.arange", "its float start/stop/step are not differentiated; write start + step * "
+       "np.arange(n) or np.linspace(start, stop, n)", fresh=True)
 
 
 # Constructors whose float arguments carry a derivative (they were constants: silent zeros).
@@ -543,8 +546,34 @@ def linspace_(y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
         t[stop] * linspace_weights(y, num, endpoint, retstep, axis)
 
 
+@adjoint(np.full_like, "np.full_like", shape_only=("a",))
+def full_like(y, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    d[fill_value] = unbroadcast(d[y], fill_value) * float_dtype_flag(y.dtype)
+
+
+@tangent(np.full_like, shape_only=("a",))
+def full_like_(y, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    t[y] = (np.zeros_like(y) + t[fill_value]) * float_dtype_flag(y.dtype)
+
+
+# np.logspace = base ** np.linspace(start, stop): the linspace weights, times y * log(base)
+# (base itself is not differentiated: it has no d[...] line, so a differentiated base is refused)
+@adjoint(np.logspace, "np.logspace", shape_only=("num",))
+def logspace(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    d[start] = unbroadcast(d[y] * y * np.log(base) * (1.0 - linspace_weights(y, num, endpoint, False, axis)), start)
+    d[stop] = unbroadcast(d[y] * y * np.log(base) * linspace_weights(y, num, endpoint, False, axis), stop)
+
+
+@tangent(np.logspace, shape_only=("num",))
+def logspace_(y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    t[y] = y * np.log(base) * (t[start] * (1.0 - linspace_weights(y, num, endpoint, False, axis)) +
+                               t[stop] * linspace_weights(y, num, endpoint, False, axis))
+
+
 register(np.full, "np.full", fresh=True)
+register(np.full_like, "np.full_like", fresh=True)
 register(np.linspace, "np.linspace", fresh=True)
+register(np.logspace, "np.logspace", fresh=True)
 for _fn in (builtins.len, builtins.range, builtins.reversed, builtins.int, builtins.bool, builtins.print,
             builtins.isinstance):
     nondiff(_fn, _fn.__name__)

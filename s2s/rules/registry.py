@@ -29,6 +29,8 @@ class OpRule:
         bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into
             its result cannot alias anything the user can see.
+        refused: why s2s does not differentiate it (its arguments can carry a derivative,
+            but there is no rule): a value that carries one is refused with this reason.
     """
     fn: Any
     name: str
@@ -38,6 +40,7 @@ class OpRule:
     lower: Callable | None = None
     nondiff: bool = False
     fresh: bool = False
+    refused: str | None = None
     bindings: dict[str, Any] = dataclasses.field(default_factory=dict)  # globals its name/templates need
 
 
@@ -91,6 +94,12 @@ def tangent(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape
 def nondiff(fn: Any, name: str, *, fresh: bool = False) -> OpRule:
     """Register an op whose output has no derivative (zero gradient, not an error)."""
     return register(fn, name, nondiff=True, fresh=fresh)
+
+
+def refuse(fn: Any, name: str, why: str, *, fresh: bool = False) -> OpRule:
+    """Register an op whose float arguments can carry a derivative s2s does not give: fine on
+    constants, a clear error (with `why`) when a differentiated value flows in; never a zero."""
+    return register(fn, name, refused=why, fresh=fresh)
 
 
 # Ops defined by other ops (rules/numpy_composite.py): fn -> a Python definition normalization

@@ -91,6 +91,9 @@ def op_rule(builder, value, s, which: str):
     else:
         raise builder.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
     rule = lookup(fn)
+    if rule is not None and rule.refused:
+        raise builder.error(NonDifferentiableError, f"s2s does not differentiate `{rule.name}`: {rule.refused}", s,
+                            "wrap its arguments in s2s.stop_gradient(...) if no gradient is wanted")
     if rule is None or (getattr(rule, which) is None and not rule.nondiff):
         opname = rule.name if rule else type(getattr(value, "op", value)).__name__
         mode, hint = _MISSING_RULE[which]

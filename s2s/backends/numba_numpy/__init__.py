@@ -83,7 +83,7 @@ def original_of(fn) -> Callable | None:
 
 
 def _module_names() -> tuple[str, ...]:
-    return ("numpy", "numpy.linalg", "scipy.special")
+    return ("numpy", "numpy.linalg", "scipy.special", "math")
 
 
 def numba_module(module: pytypes.ModuleType) -> pytypes.ModuleType:
@@ -115,4 +115,4 @@ def compiled_globals(namespace: dict) -> dict:
 
 
 # The families register their stand-ins on import.
-from . import linalg, reductions, shape, special  # noqa: E402,F401
+from . import elementwise, linalg, reductions, shape, special  # noqa: E402,F401

@@ -1,0 +1,151 @@
+"""Write docs/ops.md: every NumPy / scipy.special / math / builtin op s2s knows, from the rule table.
+
+    python3 docs/make_op_table.py          # rewrite docs/ops.md
+    python3 docs/make_op_table.py --check  # exit 1 if docs/ops.md is out of date (tests run this)
+
+For each op: the arguments its reverse-mode rule differentiates, the float arguments it refuses
+(differentiating them raises NonDifferentiableError at the user's line), whether forward mode
+has a rule, and how vmap batches it.  Ops defined by other ops (rules/numpy_composite.py) and ops
+with no derivative are listed after.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+import gast
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import s2s  # noqa: E402,F401  (registers the rules)
+from s2s.rules import RULES  # noqa: E402
+from s2s.rules.batch_rules import batch_kind  # noqa: E402
+from s2s.rules.registry import COMPOSITES  # noqa: E402
+
+_USER_MODULES = ("numpy", "scipy", "builtins", "math", "operator", "_operator")
+# Arguments that are never values of the maths (sizes, axes, flags, dtypes, methods)
+_NOT_VALUES = {"axis", "axes", "keepdims", "dtype", "out", "order", "casting", "kind", "stable", "copy", "ndmin",
+               "mode", "UPLO", "upper", "full_matrices", "compute_uv", "hermitian", "optimize", "ord", "offset",
+               "axisa", "axisb", "axisc", "axis1", "axis2", "source", "destination", "newshape", "shape", "n",
+               "k", "reps", "repeats", "indices_or_sections", "shift", "endpoint", "retstep", "num", "like",
+               "correction", "ddof", "side", "subok", "where", "initial", "method", "interpolation", "kth",
+               "start_axis", "subscripts", "pad_width", "sorter", "return_sign", "decimals", "bins", "x_ind"}
+
+_BATCH = {"elementwise": "elementwise", "reduce": "axis shift", "matmul": "batched matmul", "same": "as is",
+          "axis_args": "axis shift", "shape_query": "per example", "shape_fn": "first example"}
+
+
+def _user_facing(fn) -> bool:
+    mod = (getattr(fn, "__module__", None) or "").split(".")[0]
+    return isinstance(fn, np.ufunc) or mod in _USER_MODULES
+
+
+def _differentiated(template) -> list[str]:
+    written = set()
+    for stmt in template.body:
+        for node in ast.walk(gast.gast_to_ast(stmt)):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "d" \
+                            and isinstance(t.slice, ast.Name):
+                        written.add(t.slice.id)
+    return [p for p in template.params[1:] if p in written]
+
+
+def _label(fn, rule_name: str) -> str:
+    mod = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__name__", rule_name)
+    if isinstance(fn, np.ufunc):
+        return rule_name if rule_name.startswith("np.") else f"scipy.special.{rule_name}"
+    if mod.startswith("scipy"):
+        return f"scipy.special.{name}"
+    if mod == "builtins":
+        return f"{name} (builtin)"
+    if mod in ("_operator", "operator"):
+        return f"operator.{name}"
+    if mod.startswith("numpy"):
+        sub = mod.split(".")[1] if mod.count(".") and mod.split(".")[1] in ("linalg", "fft") else ""
+        return f"np.{sub + '.' if sub else ''}{name}"
+    return rule_name
+
+
+def _vmap(fn) -> str:
+    kind = batch_kind(fn)
+    return _BATCH.get(kind, kind) if kind else "per-example loop"
+
+
+def table() -> str:
+    rows, nondiff, refused_ops, seen = [], [], [], set()
+    for rule in RULES.values():
+        fn = rule.fn
+        if not _user_facing(fn) or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        label = _label(fn, rule.name)
+        if rule.nondiff:
+            nondiff.append(label)
+            continue
+        if rule.refused:
+            refused_ops.append((label, rule.refused))
+            continue
+        if rule.adjoint is None and rule.tangent is None:
+            continue
+        tmpl = rule.adjoint or rule.tangent
+        diffd = _differentiated(rule.adjoint) if rule.adjoint else []
+        refused = [p for p in tmpl.params[1:] if p not in diffd and p not in tmpl.static_params
+                   and p not in _NOT_VALUES]
+        rows.append((label, ", ".join(diffd) or "-", ", ".join(refused) or "-",
+                     "yes" if rule.adjoint else "refused", "yes" if rule.tangent else "refused", _vmap(fn)))
+    composites = sorted({_label(fn, getattr(fn, "__name__", "?")) for fn in _composite_fns()})
+    out = ["# The op table",
+           "",
+           "Generated from the rule table by `python3 docs/make_op_table.py` (a test checks it is current).",
+           "Every op here has reverse mode (`grad`, `vjp`, `jacrev`, `hessian`) and forward mode (`jvp`,",
+           "`jacfwd`) unless a column says *refused*; *refused arguments* are float arguments whose",
+           "derivative has no closed form here: differentiating them raises `NonDifferentiableError` at the",
+           "user's line (wrap them in `s2s.stop_gradient` if no gradient is wanted). Integer, axis, shape and",
+           "flag arguments carry no derivative and are not listed. *vmap* says how the op is batched (a",
+           "per-example loop is correct but slower). Under `jit` every op compiles through Numba except",
+           "the (transform, case) pairs listed as strict xfails in `tests/test_op_sweep_jit.py` (`KNOWN_JIT`),",
+           "each with its reason. Complex numbers are not supported: `np.fft.*` and complex eigenvalues are",
+           "refused with a clear error.",
+           "",
+           "| op | differentiated arguments | refused arguments | reverse | forward | vmap |",
+           "|---|---|---|---|---|---|"]
+    out += [f"| `{r[0]}` | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} |" for r in sorted(rows)]
+    out += ["", "## Ops defined by other ops", "",
+            "Inlined as the NumPy operations that define them, so every mode comes from those ops' rules",
+            "(see [rules.md](rules.md#ops-defined-by-other-ops)):", "",
+            ", ".join(f"`{c}`" for c in composites), "",
+            "## Ops refused when a derivative flows in", "",
+            "They run on constants as usual; a differentiated value reaching them raises",
+            "`NonDifferentiableError` with the reason:", ""]
+    out += [f"- `{name}`: {why}" for name, why in sorted(refused_ops)]
+    out += ["", "## Ops with no derivative", "",
+            "Comparisons, rounding, argmax-like and constructor ops: their results carry no derivative",
+            "(a zero gradient is the right answer for them):", "",
+            ", ".join(f"`{n}`" for n in sorted(set(nondiff))), ""]
+    return "\n".join(out)
+
+
+def _composite_fns():
+    from s2s.rules import registry
+    return [fn for fn in registry._KEEPALIVE if id(fn) in COMPOSITES and _user_facing(fn)]
+
+
+def main(argv) -> int:
+    path = os.path.join(HERE, "ops.md")
+    text = table()
+    if "--check" in argv:
+        with open(path) as f:
+            return 0 if f.read() == text else 1
+    with open(path, "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
