@@ -113,6 +113,10 @@ def table() -> str:
            "each with its reason. Complex numbers are not supported: `np.fft.*` and complex eigenvalues are",
            "refused with a clear error.",
            "",
+           "Outputs: `grad` needs a scalar (a number or a 0-d array). As in JAX, an output of shape `(1,)`",
+           "or `(1, 1)` is refused (autograd would accept it): reduce it (`np.sum(y)`, `y[0]`) or take",
+           "`jacrev`/`vjp`. A boolean output is refused as JAX refuses it: comparisons have no derivative.",
+           "",
            "| op | differentiated arguments | refused arguments | reverse | forward | vmap |",
            "|---|---|---|---|---|---|"]
     out += [f"| `{r[0]}` | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} |" for r in sorted(rows)]

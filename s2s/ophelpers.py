@@ -1295,6 +1295,14 @@ def take_along_axis_vjp(g, arr, indices, axis=-1):
     return unbroadcast(out, arr)
 
 
+def pieces_like(parts, seq):
+    """Piece cotangents as the pieces were given: a list for a list (or tuple), one array shaped
+    like `seq` when the pieces were the rows of an array (np.hstack(x) of a 1-d x)."""
+    if isinstance(seq, np.ndarray):
+        return np.reshape(np.stack(parts), np.shape(seq))
+    return parts
+
+
 def concatenate_vjp(g, arrays, axis=0):
     """Cotangents of the pieces in y = np.concatenate(arrays, axis) (a list)."""
     ax = 0 if axis is None else axis
@@ -1308,7 +1316,7 @@ def concatenate_vjp(g, arrays, axis=0):
         else:
             out.append(np.take(gm, np.arange(start, start + n), axis=ax))
         start += n
-    return out
+    return pieces_like(out, arrays)
 
 
 def stack_vjp(g, arrays, axis=0):
@@ -1316,13 +1324,16 @@ def stack_vjp(g, arrays, axis=0):
     out = []
     for i in range(len(arrays)):
         out.append(np.take(g, i, axis=axis))
-    return out
+    return pieces_like(out, arrays)
 
 
 def hstack_vjp(g, tup):
-    """Cotangents of the pieces in y = np.hstack(tup) (a list)."""
-    if np.ndim(tup[0]) == 1:
-        return concatenate_vjp(g, tup, 0)
+    """Cotangents of the pieces in y = np.hstack(tup) (a list; numbers are 1-element pieces)."""
+    if np.ndim(tup[0]) <= 1:
+        out = []
+        for x, gx in zip(tup, concatenate_vjp(g, [np.atleast_1d(x) for x in tup], 0)):
+            out.append(np.reshape(gx, np.shape(x)))
+        return pieces_like(out, tup)
     return concatenate_vjp(g, tup, 1)
 
 
@@ -1331,7 +1342,7 @@ def vstack_vjp(g, tup):
     out = []
     for x, gx in zip(tup, concatenate_vjp(g, [np.atleast_2d(x) for x in tup], 0)):
         out.append(np.reshape(gx, np.shape(x)))
-    return out
+    return pieces_like(out, tup)
 
 
 def column_stack_vjp(g, tup):
@@ -1340,7 +1351,7 @@ def column_stack_vjp(g, tup):
     out = []
     for x, gx in zip(tup, concatenate_vjp(g, cols, 1)):
         out.append(np.reshape(gx, np.shape(x)))
-    return out
+    return pieces_like(out, tup)
 
 
 def split_vjp(g, ary, indices_or_sections, axis=0):

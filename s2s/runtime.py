@@ -123,6 +123,9 @@ def seed_cotangent(y):
     if isinstance(y, (complex, np.complexfloating)) or np.iscomplexobj(y):
         raise NonDifferentiableError("grad of a complex-valued output is not supported",
                                      hint="differentiate the real part: np.real(...)")
+    if isinstance(y, (bool, np.bool_)) or np.asarray(y).dtype == np.bool_:
+        raise NonDifferentiableError("grad of a boolean output: a comparison has no derivative (as in JAX)",
+                                     hint="return the float quantity the comparison was made on")
     return 1.0
 
 
@@ -138,6 +141,12 @@ def check_array_output(out, what):
     if isinstance(out, (tuple, list, dict)):
         raise ValueError(f"s2s: {what} of a function returning a {type(out).__name__}: take the Jacobian of "
                          "each output (a function returning that one array)")
+
+
+def check_unset(value, what):
+    """Refuse an argument a definition does not cover (np.interp's period=): it must be None."""
+    if value is not None:
+        raise NotImplementedError(f"s2s: {what} is not supported")
 
 
 def check_rank(x, rank, what):

@@ -118,11 +118,23 @@ def _check_rank(x, rank, what):
     return impl
 
 
+@overload(rt.check_unset)
+def _check_unset(value, what):
+    if value is None or isinstance(value, (types.NoneType, types.Omitted)):
+        return lambda value, what: None
+
+    def impl(value, what):
+        raise NotImplementedError("s2s: an argument this definition does not cover was given")
+    return impl
+
+
 @overload(rt.seed_cotangent)
 def _seed(y):
     if isinstance(getattr(y, "dtype", y), types.Complex):
         raise numba.core.errors.TypingError("grad of a complex-valued output is not supported; "
                                             "differentiate the real part: np.real(...)")
+    if isinstance(getattr(y, "dtype", y), types.Boolean):
+        raise numba.core.errors.TypingError("grad of a boolean output: a comparison has no derivative (as in JAX)")
     if _is_array(y) and y.ndim > 0:
         def impl(y):
             raise ValueError("grad requires a function with a scalar output")
@@ -275,6 +287,10 @@ def _broadcast_like(g, x):
 
 @overload(rt.expand_reduced)
 def _expand_reduced(g, x, axis=None, keepdims=False):
+    if is_float_sequence(x):      # the cotangent of builtin sum of a list: shaped like the stacked list
+        return lambda g, x, axis=None, keepdims=False: rt.expand_reduced(g, stack_sequence(x), axis, keepdims)
+    if isinstance(x, (types.List, types.BaseTuple)):
+        return None
     if not _is_array(x) or x.ndim == 0:
         return lambda g, x, axis=None, keepdims=False: g
     if not _is_array(g) or g.ndim == 0:
@@ -332,11 +348,49 @@ def reduce_mean(x, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
+def stack_sequence(a):
+    """np.array of a list or tuple of numbers or of equal-shape arrays (compiled code)."""
+    return np.array(a)
+
+
+def is_float_sequence(t) -> bool:
+    """A list or homogeneous tuple of float64/int numbers or float64 arrays (what stack_sequence takes)."""
+    if not isinstance(t, (types.List, types.UniTuple)):
+        return False
+    item = t.dtype
+    return item == types.float64 or isinstance(item, types.Integer) or (_is_array(item) and item.dtype == types.float64)
+
+
+@overload(stack_sequence)
+def _stack_sequence(a):
+    if not is_float_sequence(a):
+        return None
+    if _is_array(a.dtype):
+        def arrays(a):
+            out = np.empty((len(a),) + a[0].shape)
+            for i in range(len(a)):
+                out[i] = a[i]
+            return out
+        return arrays
+
+    def numbers(a):
+        out = np.empty(len(a))
+        for i in range(len(a)):
+            out[i] = a[i]
+        return out
+    return numbers
+
+
 def _reduce_lower(kind):
     whole = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[kind]
     start = {"sum": 0.0, "max": -np.inf, "min": np.inf, "prod": 1.0}[kind]
+    this = {"sum": reduce_sum, "max": reduce_max, "min": reduce_min, "prod": reduce_prod}[kind]
 
     def lower(x, axis=None, keepdims=False):
+        if is_float_sequence(x):      # builtin sum of a list: the list as an array
+            return lambda x, axis=None, keepdims=False: this(stack_sequence(x), axis, keepdims)
+        if isinstance(x, (types.List, types.BaseTuple)):
+            return None
         if not _is_array(x):
             return lambda x, axis=None, keepdims=False: x
         keep = _keepdims_value(keepdims)
@@ -349,6 +403,8 @@ def _reduce_lower(kind):
             return None
         nd = x.ndim
         nred = _n_reduced(axis, nd)
+        if nred == nd and not keep:       # every axis reduced: a number (as NumPy gives)
+            return lambda x, axis=None, keepdims=False: whole(x)
 
         def impl(x, axis=None, keepdims=False):
             red = mask_of(axis, nd)

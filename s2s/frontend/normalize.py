@@ -948,6 +948,8 @@ class Normalizer:
                 return self.element_of(base.id, idx.value, node)
             if isinstance(idx, gast.UnaryOp) and isinstance(idx.op, gast.USub) and isinstance(idx.operand, gast.Constant):
                 return self.element_of(base.id, -idx.operand.value, node)
+            if isinstance(idx, gast.Slice):
+                return self.slice_of(base.id, idx, node)
             index = self.atom(idx, out)
             options = [name(e) if e not in self.aggregates else None for e in elems]
             if any(o is None for o in options):
@@ -955,6 +957,24 @@ class Normalizer:
                                  "stack the values into an array (np.stack) to index it with a variable")
             return self.call_rule(rt.choose, [index] + options, node)
         return gast.Subscript(base, self.index(node.slice, out), gast.Load())
+
+    def slice_of(self, var: str, sl, node) -> Any:
+        """`parts[1:]`, `pair[::-1]` of a split tuple/list: the literal of the elements picked."""
+        kind = self.agg_meta.get(var, ("tuple", None, None))[0]
+        if kind not in ("tuple", "list"):
+            raise self.error(UnsupportedSyntaxError, f"s2s cannot slice a {kind}", node)
+
+        def bound(b):
+            if b is None:
+                return None
+            if isinstance(b, gast.Constant) and isinstance(b.value, int) and not isinstance(b.value, bool):
+                return b.value
+            if isinstance(b, gast.UnaryOp) and isinstance(b.op, gast.USub) and isinstance(b.operand, gast.Constant):
+                return -b.operand.value
+            raise self.error(UnsupportedSyntaxError, "s2s slices a tuple or list with constant bounds only", node,
+                             "slice an array instead (np.stack the values first)")
+        picked = self.aggregates[var][slice(bound(sl.lower), bound(sl.upper), bound(sl.step))]
+        return _literal([self.aggregate_or_name(e) for e in picked], (kind, None, None))
 
     def index_trick(self, trick, node, out) -> Any:
         """`np.r_[a, b, ...]` of values is np.concatenate of their 1-d forms (the index carries the

@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from ..ophelpers import eig_values, eig_vectors, kept_shape, quantile_weights, reduce_flat_shape, reduce_perm
-from ..runtime import check_rank
+from ..runtime import check_rank, check_unset
 from .registry import adjoint, nondiff, register_composite, tangent
 
 
@@ -251,4 +251,21 @@ def cond(x, p=None):
     return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
 
 
-register_composite(np.linalg.cond, cond)     # (was registered without a derivative: a silent zero)
+register_composite(np.linalg.cond, cond)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """np.interp (increasing xp, no period): the segment holding x, found by searchsorted (no
+    derivative), then its line through (xp[i-1], fp[i-1]) and (xp[i], fp[i]): derivatives in x
+    (the slope), xp and fp (the line's ends); left/right beyond the ends (fp's first and last)."""
+    check_unset(period, "np.interp with period=")
+    i = np.clip(np.searchsorted(xp, x, side="right"), 1, len(xp) - 1)
+    x0 = xp[i - 1]
+    f0 = fp[i - 1]
+    y = f0 + (x - x0) * ((fp[i] - f0) / (xp[i] - x0))
+    low = fp[0] if left is None else left
+    high = fp[-1] if right is None else right
+    return np.where(x < xp[0], low, np.where(x > xp[-1], high, y))
+
+
+register_composite(np.interp, interp)     # (was registered without a derivative: a silent zero)

@@ -213,6 +213,7 @@ register(rt.bexpand_reduced_vjp, "bexpand_reduced_vjp")
 nondiff(rt.check_unpack, "check_unpack")
 nondiff(rt.check_rank, "check_rank")
 nondiff(rt.check_array_output, "check_array_output")
+nondiff(rt.check_unset, "check_unset")
 for _fn in (rt.fused_size, rt.fused_empty, rt.fused_grid, rt.fused_zeros, rt.flat_view, rt.fused_out_view,
             rt.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again

@@ -18,7 +18,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload as nb_overload
 
 from ... import ophelpers as oh
-from ..numba_lower import (_impl_from_source, _is_array, _is_none, _kept_shape, _n_reduced, _reduced_flat_index,
+from ..numba_lower import (is_float_sequence, stack_sequence, _impl_from_source, _is_array, _is_none, _kept_shape, _n_reduced, _reduced_flat_index,
                            overload, reduce_max, reduce_min, reduce_sum)
 from . import flag_value, literal_value, standin
 
@@ -181,6 +181,8 @@ def _reduction_typer(kind):
         form = _axis_form(axis)
         if keep is None or form is None:
             return None
+        if isinstance(a, (types.List, types.UniTuple)):
+            return _sequence_reduction(a, kind)
         if not _is_array(a):
             if not isinstance(a, (types.Float, types.Integer, types.Boolean)) or form != "none" or keep:
                 return None
@@ -203,6 +205,18 @@ def _reduction_typer(kind):
             return lower(a, axis, keep)
         return impl
     return typer
+
+
+def _sequence_reduction(a, kind):
+    """np.sum([a, b, ...], axis=...) & co. of a list or tuple of numbers or equal-shape float64
+    arrays: stacked into one array, then reduced as an array."""
+    if not is_float_sequence(a):
+        return None
+    whole = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}[kind]
+
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False):
+        return whole(stack_sequence(a), axis=axis, keepdims=keepdims)
+    return impl
 
 
 def _count(shape, axis):
