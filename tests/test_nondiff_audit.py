@@ -146,3 +146,30 @@ def test_condition_number_matches_finite_differences(p):
     assert np.abs(want).max() > 0.1
     assert_close(s2s.grad(f)(_A), want, rtol=1e-5, atol=1e-7)
     assert_close(s2s.jvp(f, (_A,), (np.ones_like(_A),))[1], want.sum(), rtol=1e-5, atol=1e-7)
+
+
+_DATA = np.array([0.1, 0.5, 0.7, 1.3, 0.2])
+
+
+def histogram_weights(w):
+    counts, edges = np.histogram(_DATA, bins=3)
+    return np.sum(counts * w) + np.sum(edges[:3] * w)
+
+
+def histogram_of_the_input(x):
+    counts, edges = np.histogram(x, bins=3)
+    return np.sum(counts * x[:3])
+
+
+def test_histogram_of_constants_is_a_constant_under_every_transform():
+    counts, edges = np.histogram(_DATA, bins=3)
+    want = counts + edges[:3]
+    w = np.array([1.0, 2.0, 3.0])
+    assert_close(s2s.grad(histogram_weights)(w), want)
+    assert_close(s2s.jit(s2s.grad(histogram_weights))(w), want)
+    assert_close(s2s.vmap(s2s.grad(histogram_weights))(np.stack([w, w])), np.stack([want, want]))
+
+
+def test_histogram_of_a_differentiated_value_is_refused():
+    with pytest.raises(NonDifferentiableError, match="np.histogram"):
+        s2s.grad(histogram_of_the_input)(_DATA)

@@ -48,6 +48,7 @@ def _helper(name):
 KNOWN_JIT: dict[tuple[str, str], str] = {
     ("jvp", "expand_squeeze"): "np.squeeze of this form: no Numba implementation (nor a stand-in)",
     ("vmap_grad", "svd_values"): _helper("svd_triple_vjp"),
+    ("vmap_grad", "cond"): _helper("svd_triple_vjp") + " (np.linalg.cond is defined by the singular values)",
     ("vmap_grad", "norm_spectral"): _helper("norm_grad"),
     ("vmap_grad", "tensordot"): _helper("tensordot_vjp_plan"),
     ("hessian", "norm_spectral"): _helper("norm_grad"),

@@ -243,12 +243,16 @@ def quantile_weights_rule_(y, q, shape, method="linear"):
 
 def cond(x, p=None):
     """np.linalg.cond: the ratio of extreme singular values (p None, 2, -2), else ||x|| ||x^-1||."""
+    # (one return: a cotangent defined on every path, as Numba needs)
     if p is None or p == 2 or p == -2:
         s = np.linalg.svd(x, compute_uv=False)
         if p == -2:
-            return s[..., -1] / s[..., 0]
-        return s[..., 0] / s[..., -1]
-    return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+            out = s[..., -1] / s[..., 0]
+        else:
+            out = s[..., 0] / s[..., -1]
+    else:
+        out = np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+    return out
 
 
 register_composite(np.linalg.cond, cond)

@@ -130,6 +130,9 @@ def norm_(y, x, ord=None, axis=None, keepdims=False):
 for _fn in (np.argmax, np.argmin, np.argsort, np.any, np.all, np.count_nonzero, np.nonzero,
             np.argwhere, np.flatnonzero, np.searchsorted, np.digitize):
     nondiff(_fn, "np." + _fn.__name__)
+for _fn in (np.histogram, np.histogram_bin_edges, np.histogram2d, np.histogramdd):
+    refuse(_fn, "np." + _fn.__name__, "its bin edges move with the data's range and its counts jump; use it "
+           "on constants (s2s.stop_gradient) or write the binning with np.searchsorted")
 refuse(np.unique, "np.unique", "its values are picked by comparing elements, and where two tie (the reason to call it) "
        "the derivative is not defined")
 
