@@ -10,11 +10,9 @@ with no derivative are listed after.
 """
 from __future__ import annotations
 
-import ast
 import os
 import sys
 
-import gast
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,9 +21,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 import s2s  # noqa: E402,F401  (registers the rules)
 from s2s.rules import RULES  # noqa: E402
 from s2s.rules.batch_rules import batch_kind  # noqa: E402
-from s2s.rules.registry import COMPOSITES  # noqa: E402
+from s2s.rules.registry import COMPOSITES, user_facing  # noqa: E402
 
-_USER_MODULES = ("numpy", "scipy", "builtins", "math", "operator", "_operator")
 # Arguments that are never values of the maths (sizes, axes, flags, dtypes, methods)
 _NOT_VALUES = {"axis", "axes", "keepdims", "dtype", "out", "order", "casting", "kind", "stable", "copy", "ndmin",
                "mode", "UPLO", "upper", "full_matrices", "compute_uv", "hermitian", "optimize", "ord", "offset",
@@ -36,23 +33,6 @@ _NOT_VALUES = {"axis", "axes", "keepdims", "dtype", "out", "order", "casting", "
 
 _BATCH = {"elementwise": "elementwise", "reduce": "axis shift", "matmul": "batched matmul", "same": "as is",
           "axis_args": "axis shift", "shape_query": "per example", "shape_fn": "first example"}
-
-
-def _user_facing(fn) -> bool:
-    mod = (getattr(fn, "__module__", None) or "").split(".")[0]
-    return isinstance(fn, np.ufunc) or mod in _USER_MODULES
-
-
-def _differentiated(template) -> list[str]:
-    written = set()
-    for stmt in template.body:
-        for node in ast.walk(gast.gast_to_ast(stmt)):
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "d" \
-                            and isinstance(t.slice, ast.Name):
-                        written.add(t.slice.id)
-    return [p for p in template.params[1:] if p in written]
 
 
 def _label(fn, rule_name: str) -> str:
@@ -81,7 +61,7 @@ def table() -> str:
     rows, nondiff, refused_ops, seen = [], [], [], set()
     for rule in RULES.values():
         fn = rule.fn
-        if not _user_facing(fn) or id(fn) in seen:
+        if not user_facing(fn) or id(fn) in seen:
             continue
         seen.add(id(fn))
         label = _label(fn, rule.name)
@@ -94,7 +74,7 @@ def table() -> str:
         if rule.adjoint is None and rule.tangent is None:
             continue
         tmpl = rule.adjoint or rule.tangent
-        diffd = _differentiated(rule.adjoint) if rule.adjoint else []
+        diffd = rule.adjoint.written_params() if rule.adjoint else []
         refused = [p for p in tmpl.params[1:] if p not in diffd and p not in tmpl.static_params
                    and p not in _NOT_VALUES]
         rows.append((label, ", ".join(diffd) or "-", ", ".join(refused) or "-",
@@ -137,7 +117,7 @@ def table() -> str:
 
 def _composite_fns():
     from s2s.rules import registry
-    return [fn for fn in registry._KEEPALIVE if id(fn) in COMPOSITES and _user_facing(fn)]
+    return [fn for fn in registry._KEEPALIVE if id(fn) in COMPOSITES and user_facing(fn)]
 
 
 def main(argv) -> int:

@@ -18,7 +18,6 @@ import inspect
 import os
 import sys
 
-import gast
 import numpy as np
 import pytest
 
@@ -27,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import op_cases  # noqa: E402
 import s2s  # noqa: E402,F401  (registers the rules)
 from s2s.rules import RULES  # noqa: E402
+from s2s.rules.registry import user_facing  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -40,30 +40,9 @@ ELSEWHERE = {
     "np.heaviside": "test_nondiff_audit.py",
 }
 
-_USER_MODULES = ("numpy", "scipy", "builtins", "math", "operator", "_operator")
-
-
-def _user_facing(fn) -> bool:
-    mod = (getattr(fn, "__module__", None) or "").split(".")[0]
-    return isinstance(fn, np.ufunc) or mod in _USER_MODULES
-
-
-def _differentiated(template) -> list[str]:
-    """The parameters a d[...]-notation template writes a cotangent for."""
-    written = set()
-    for stmt in template.body:
-        for node in ast.walk(gast.gast_to_ast(stmt)):
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "d" \
-                            and isinstance(t.slice, ast.Name):
-                        written.add(t.slice.id)
-    return [p for p in template.params[1:] if p in written]
-
-
 def _table() -> dict[int, object]:
     return {id(r.fn): r for r in RULES.values()
-            if not r.nondiff and r.adjoint is not None and _user_facing(r.fn)}
+            if not r.nondiff and r.adjoint is not None and user_facing(r.fn)}
 
 
 def _resolve(node, namespace):
@@ -115,7 +94,7 @@ def test_every_differentiated_argument_of_every_op_has_a_finite_difference_case(
         if rule.name in ELSEWHERE:
             assert os.path.exists(os.path.join(_HERE, ELSEWHERE[rule.name])), ELSEWHERE[rule.name]
             continue
-        left = [p for p in _differentiated(rule.adjoint) if p not in covered[key]]
+        left = [p for p in rule.adjoint.written_params() if p not in covered[key]]
         if left:
             missing.append(f"{rule.name}: {', '.join(left)}")
     assert not missing, ("ops whose differentiated arguments no op-sweep case varies (add a case to "

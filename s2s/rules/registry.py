@@ -96,6 +96,15 @@ def nondiff(fn: Any, name: str, *, fresh: bool = False) -> OpRule:
     return register(fn, name, nondiff=True, fresh=fresh)
 
 
+_USER_MODULES = ("numpy", "scipy", "builtins", "math", "operator", "_operator")
+
+
+def user_facing(fn: Any) -> bool:
+    """An op users call (NumPy, scipy, math, operator, builtins), not one of s2s's own helpers."""
+    import numpy as np
+    return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").split(".")[0] in _USER_MODULES
+
+
 def refuse(fn: Any, name: str, why: str, *, fresh: bool = False) -> OpRule:
     """Register an op whose float arguments can carry a derivative s2s does not give: fine on
     constants, a clear error (with `why`) when a differentiated value flows in; never a zero."""

@@ -52,6 +52,13 @@ class Template:
         fn = emit.load_function(source, path, fname, namespace)
         return cls(fn, kind=kind, broadcasts=broadcasts)
 
+    def written_params(self) -> list[str]:
+        """The parameters the template gives a derivative (`d[x] = ...` / `t[x] = ...` lines):
+        the arguments it differentiates; other float arguments are refused when differentiated."""
+        written = {stmt.targets[0].slice.id for stmt in self.body
+                   if isinstance(stmt, gast.Assign) and _is_marker(stmt.targets[0], self.kind)}
+        return [p for p in self.params[1:] if p in written]
+
     def free_globals(self) -> dict[str, Any]:
         """Globals the template body refers to, from the template's own module."""
         glb = getattr(self.fn, "__globals__", {})
