@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import s2s  # noqa: E402,F401  (registers the rules)
 from s2s.rules import RULES  # noqa: E402
 from s2s.rules.batch_rules import batch_kind  # noqa: E402
-from s2s.rules.registry import COMPOSITES, user_facing  # noqa: E402
+from s2s.rules.registry import COMPOSITES, builtin_rule, user_facing  # noqa: E402
 
 # Arguments that are never values of the maths (sizes, axes, flags, dtypes, methods)
 _NOT_VALUES = {"axis", "axes", "keepdims", "dtype", "out", "order", "casting", "kind", "stable", "copy", "ndmin",
@@ -61,7 +61,7 @@ def table() -> str:
     rows, nondiff, refused_ops, seen = [], [], [], set()
     for rule in RULES.values():
         fn = rule.fn
-        if not user_facing(fn) or id(fn) in seen:
+        if not user_facing(fn) or not builtin_rule(rule) or id(fn) in seen:
             continue
         seen.add(id(fn))
         label = _label(fn, rule.name)

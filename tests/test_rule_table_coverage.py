@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import op_cases  # noqa: E402
 import s2s  # noqa: E402,F401  (registers the rules)
 from s2s.rules import RULES  # noqa: E402
-from s2s.rules.registry import user_facing  # noqa: E402
+from s2s.rules.registry import builtin_rule, user_facing  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -42,7 +42,7 @@ ELSEWHERE = {
 
 def _table() -> dict[int, object]:
     return {id(r.fn): r for r in RULES.values()
-            if not r.nondiff and r.adjoint is not None and user_facing(r.fn)}
+            if not r.nondiff and r.adjoint is not None and user_facing(r.fn) and builtin_rule(r)}
 
 
 def _resolve(node, namespace):

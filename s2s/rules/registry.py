@@ -105,6 +105,12 @@ def user_facing(fn: Any) -> bool:
     return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").split(".")[0] in _USER_MODULES
 
 
+def builtin_rule(rule: OpRule) -> bool:
+    """A rule of s2s's own tables (not one a user or a test registered with s2s.adjoint & co.)."""
+    tmpl = rule.adjoint or rule.tangent
+    return tmpl is None or getattr(tmpl.fn, "__module__", "").startswith("s2s.")
+
+
 def refuse(fn: Any, name: str, why: str, *, fresh: bool = False) -> OpRule:
     """Register an op whose float arguments can carry a derivative s2s does not give: fine on
     constants, a clear error (with `why`) when a differentiated value flows in; never a zero."""
