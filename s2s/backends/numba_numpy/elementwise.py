@@ -12,6 +12,7 @@ from numba import types
 
 from ..numba_lower import _is_array
 from . import standin
+from .special import _ufunc     # (lazy numba.vectorize of a scalar kernel)
 
 
 @numba.njit(cache=True)
@@ -25,15 +26,6 @@ def _heaviside(x1, x2):
     return x2
 
 
-_HEAVISIDE = []
-
-
-def _heaviside_ufunc():
-    if not _HEAVISIDE:       # built on first use (compiling at import is slow)
-        _HEAVISIDE.append(numba.vectorize(["float64(float64, float64)"], nopython=True)(_heaviside.py_func))
-    return _HEAVISIDE[0]
-
-
 def _real(t) -> bool:
     dt = t.dtype if _is_array(t) else t
     return isinstance(dt, (types.Float, types.Integer))
@@ -44,7 +36,7 @@ def _heaviside_typer(x1, x2):
     if not (_real(x1) and _real(x2)):
         return None
     if _is_array(x1) or _is_array(x2):
-        uf = _heaviside_ufunc()
+        uf = _ufunc(_heaviside, 2)
         return lambda x1, x2: uf(x1, x2)
     return lambda x1, x2: _heaviside(float(x1), float(x2))
 
