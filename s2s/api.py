@@ -180,7 +180,18 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
     example = None       # the compiled primal a per-example loop calls
     if transform == "vmap":
         from .rules.batch_rules import kept_calls
-        nf = normalize(parsed, kept_calls())
+        keep = kept_calls()
+        if opts.get("backend") == "numba":
+            # compiled: an op helper (einsum_vjp, norm_grad, ...) runs per example as one compiled call
+            # (bmap), not inlined and batched statement by statement (Python-only plans and branches)
+            from .backends.numba_cpu import helper_functions
+            keep = keep | helper_functions(ops_only=True)
+        nf = normalize(parsed, keep)
+    elif transform == "primal" and opts.get("backend") == "numba":
+        # compiled code calls s2s's helpers (their Numba versions) as the transforms' code does;
+        # inlined, their Python-only branches (`if not compute_uv:`) would have to type in Numba
+        from .backends.numba_cpu import helper_functions
+        nf = normalize(parsed, helper_functions())
     else:
         nf = normalize(parsed)
     import re

@@ -142,16 +142,8 @@ def _loop(fn, batched, axes):
 
 
 # What vmap cannot batch yet: each one raises (never a wrong answer); strict, so a fix shows.
-_TUPLE = "the per-example loop stacks a tuple result (eigh, qr, svd, array_split) as one array: its parts differ in shape"
-VMAP_KNOWN = {
-    "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
-}
-_AXIS = "the adjoint helper's axis/ord arguments are batched along with the arrays (TypeError in the helper)"
-VMAP_GRAD_KNOWN = {
-    "eigh": _TUPLE, "qr": _TUPLE, "svd": _TUPLE, "array_split": _TUPLE,
-    "norm_vector": _AXIS, "norm_inf": _AXIS, "norm_matrix": _AXIS, "norm_spectral": _AXIS, "norm_batched": _AXIS,
-    "trace": _AXIS,
-}
+VMAP_KNOWN: dict[str, str] = {}
+VMAP_GRAD_KNOWN: dict[str, str] = {}
 
 
 def _vmap_params(known, cases):

@@ -46,32 +46,18 @@ def _helper(name):
 
 
 KNOWN_JIT: dict[tuple[str, str], str] = {
-    ("jvp", "expand_squeeze"): "np.squeeze of this form: no Numba implementation (nor a stand-in)",
-    ("vmap_grad", "svd_values"): _helper("svd_triple_vjp"),
-    ("vmap_grad", "cond"): _helper("svd_triple_vjp") + " (np.linalg.cond is defined by the singular values)",
-    ("vmap_grad", "norm_spectral"): _helper("norm_grad"),
-    ("vmap_grad", "tensordot"): _helper("tensordot_vjp_plan"),
-    ("hessian", "norm_spectral"): _helper("norm_grad"),
-    ("hessian", "tensordot"): _helper("tensordot_vjp_a"),
-    # vmap(grad) and hessian inline einsum_vjp per example: its einsum_plan has a generator Numba refuses
-    ("vmap_grad", "einsum"): _helper("einsum_vjp"),
-    ("vmap_grad", "einsum_trace_ellipsis"): _helper("einsum_vjp"),
+    # np.squeeze without axis=: the result's rank depends on the shape, which Numba does not type
+    # (s2s refuses it at the user's line and says to give axis=)
+    **{(t, "expand_squeeze"): "np.squeeze without axis= (s2s's stand-in refuses it: give axis=)"
+       for t in ("value_and_grad", "jvp", "vmap", "vmap_grad", "hessian")},
+    # hessian inlines einsum_vjp (it has no tangent rule: its terms depend on which operand it is
+    # for): its einsum_plan has a generator Numba refuses
     ("hessian", "einsum"): _helper("einsum_vjp"),
     ("hessian", "einsum_trace_ellipsis"): _helper("einsum_vjp"),
-    # the adjoint plans' tuple arithmetic ((1,) * n): Numba has no tuple-by-int product for them
-    ("vmap_grad", "kron"): _helper("kron_vjp_a"),
-    ("hessian", "kron"): _helper("kron_vjp_a"),
-    ("vmap_grad", "tile"): _helper("tile_vjp"),
-    ("hessian", "tile"): _helper("tile_vjp"),
-    ("vmap", "eigh"): _helper("bmap_empty") + " (a tuple result per example)",
-    ("vmap_grad", "diagonal"): _helper("diagonal_vjp") + " (np.moveaxis with an array of axes)",
-    # vmap(grad) of a loop over scalars: the batched tape holds per-example scalars as arrays
-    ("vmap_grad", "math_functions"): _helper("restore") + " (a tape of per-example scalars)",
-    ("vmap_grad", "math_more_functions"): _helper("restore") + " (a tape of per-example scalars)",
-    # np.diff's tangent with prepend/append values has no Numba version (diff_vjp has)
-    ("jvp", "diff_append"): _helper("diff_tangent"),
-    ("hessian", "diff_append"): _helper("diff_tangent"),
-    ("vmap_grad", "diff_append"): _helper("pad_width_along") + " (diff_vjp inlined per example)",
+    # hessian inlines norm_grad / svd_vjp, whose early returns give their results' tangents a number
+    # on one path and an array on another
+    ("hessian", "norm_spectral"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of "
+                                  "norm_grad's result (`norm_grad_out`): jit(hessian) refuses it at the user's line",
     ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
                                "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
 }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import types as pytypes
 import warnings
 from typing import Any, Callable
 
@@ -75,6 +76,14 @@ def _jittable(value) -> bool:
     return (callable(value) and not isinstance(value, type) and hasattr(value, "__code__")
             and getattr(value, "__module__", "") in (ophelpers.__name__, rt.__name__)
             and id(value) not in numba_lower.OVERLOADED)
+
+
+def helper_functions(ops_only: bool = False) -> frozenset:
+    """s2s's runtime and op helpers (ops_only: op helpers only): compiled code calls them (their
+    overloads, or njit of their plain-NumPy bodies) instead of inlining them."""
+    from .. import ophelpers
+    return frozenset(v for m in ((ophelpers,) if ops_only else (ophelpers, rt)) for v in vars(m).values()
+                     if isinstance(v, pytypes.FunctionType) and v.__module__ == m.__name__)
 
 
 def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:

@@ -58,6 +58,14 @@ set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.br
 # would stack their tuples of parts of different shapes as one array, and fail).
 set_kind("shape_fn", oh.einsum_plan, oh.kron_plan, oh.tile_plan)
 set_kind("shape_fn", oh.kept_shape, oh.reduce_perm, oh.reduce_flat_shape)   # np.quantile's (numpy_composite.py)
+# np.linalg.norm's derivative picks its formula from ord, axis and the operand's rank (per example):
+# batched as values, its branches would all run on every example
+set_kind("shape_fn", oh.norm_kind, oh.norm_matrix_axes, oh.norm_expand_shape)
+# Axes, masks and plans computed from shapes and constant arguments only
+set_kind("shape_fn", oh.sorted_axes_pair, oh.axes_pair, oh.diag_mask, oh.diag_embedding, oh.tensordot_axes,
+         oh.tensordot_vjp_plan, oh.dot_axes, oh.inner_axes, oh.cross_plan, oh.diff_plan, oh.diff_part_shape,
+         oh.diff_part_range, oh.diff_part_pad, oh.pad_width_along, oh.pad_index_map, oh.pad_border_mask,
+         oh.split_plan)
 set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
          np.reshape, np.transpose)
 set_kind("matmul_vjp_a", rt.matmul_vjp_a)

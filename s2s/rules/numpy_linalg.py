@@ -107,6 +107,52 @@ def kron_(y, a, b):
     t[y] = np.kron(t[a], b) + np.kron(a, t[b])
 
 
+# The products' cotangents are bilinear in (g, the other operand) and read their own operand's
+# shape only: their derivatives are the products and cotangents again (no plan is differentiated).
+@adjoint(oh.kron_vjp_a, "kron_vjp_a", shape_only=("a",))
+def kron_vjp_a_rule(y, g, a, b):
+    d[g] = np.kron(d[y], b)
+    d[b] = kron_vjp_b(g, d[y], b)
+
+
+@tangent(oh.kron_vjp_a, shape_only=("a",))
+def kron_vjp_a_rule_(y, g, a, b):
+    t[y] = kron_vjp_a(t[g], a, b) + kron_vjp_a(g, a, t[b])
+
+
+@adjoint(oh.kron_vjp_b, "kron_vjp_b", shape_only=("b",))
+def kron_vjp_b_rule(y, g, a, b):
+    d[g] = np.kron(a, d[y])
+    d[a] = kron_vjp_a(g, a, d[y])
+
+
+@tangent(oh.kron_vjp_b, shape_only=("b",))
+def kron_vjp_b_rule_(y, g, a, b):
+    t[y] = kron_vjp_b(t[g], a, b) + kron_vjp_b(g, t[a], b)
+
+
+@adjoint(oh.tensordot_vjp_a, "tensordot_vjp_a", shape_only=("a", "axes"))
+def tensordot_vjp_a_rule(y, g, a, b, axes=2):
+    d[g] = np.tensordot(d[y], b, axes=axes)
+    d[b] = tensordot_vjp_b(g, d[y], b, axes)
+
+
+@tangent(oh.tensordot_vjp_a, shape_only=("a", "axes"))
+def tensordot_vjp_a_rule_(y, g, a, b, axes=2):
+    t[y] = tensordot_vjp_a(t[g], a, b, axes) + tensordot_vjp_a(g, a, t[b], axes)
+
+
+@adjoint(oh.tensordot_vjp_b, "tensordot_vjp_b", shape_only=("b", "axes"))
+def tensordot_vjp_b_rule(y, g, a, b, axes=2):
+    d[g] = np.tensordot(a, d[y], axes=axes)
+    d[a] = tensordot_vjp_a(g, a, d[y], axes)
+
+
+@tangent(oh.tensordot_vjp_b, shape_only=("b", "axes"))
+def tensordot_vjp_b_rule_(y, g, a, b, axes=2):
+    t[y] = tensordot_vjp_b(t[g], a, b, axes) + tensordot_vjp_b(g, t[a], b, axes)
+
+
 @adjoint(np.cross, "np.cross")
 def cross(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     d[a] = cross_vjp_a(d[y], a, b, axisa, axisb, axisc, axis)
@@ -136,6 +182,27 @@ def diagonal(y, a, offset=0, axis1=0, axis2=1):
 @tangent(np.diagonal)
 def diagonal_(y, a, offset=0, axis1=0, axis2=1):
     t[y] = np.diagonal(t[a], offset, axis1, axis2)
+
+
+# trace_vjp and diagonal_vjp put g on a diagonal: linear in g, transposed by trace / diagonal.
+@adjoint(oh.trace_vjp, "trace_vjp", shape_only=("a", "offset", "axis1", "axis2"))
+def trace_vjp_rule(y, g, a, offset=0, axis1=0, axis2=1):
+    d[g] = np.trace(d[y], offset, axis1, axis2)
+
+
+@tangent(oh.trace_vjp, shape_only=("a", "offset", "axis1", "axis2"))
+def trace_vjp_rule_(y, g, a, offset=0, axis1=0, axis2=1):
+    t[y] = trace_vjp(t[g], a, offset, axis1, axis2)
+
+
+@adjoint(oh.diagonal_vjp, "diagonal_vjp", shape_only=("a", "offset", "axis1", "axis2"))
+def diagonal_vjp_rule(y, g, a, offset=0, axis1=0, axis2=1):
+    d[g] = np.diagonal(d[y], offset, axis1, axis2)
+
+
+@tangent(oh.diagonal_vjp, shape_only=("a", "offset", "axis1", "axis2"))
+def diagonal_vjp_rule_(y, g, a, offset=0, axis1=0, axis2=1):
+    t[y] = diagonal_vjp(t[g], a, offset, axis1, axis2)
 
 
 @adjoint(np.diag, "np.diag")

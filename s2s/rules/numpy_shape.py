@@ -584,4 +584,37 @@ for _fn in (oh.linspace_weights, oh.negated, oh.tile_plan, oh.sort_inverse, oh.s
             oh.pad_border_mask):
     nondiff(_fn, _fn.__name__)
 # pad_value_vjp / pad_value_tangent are linear in their first argument and readable.
-# Readable (differentiated through): tile_vjp sort_vjp sort_tangent diff_vjp diff_tangent.
+# Readable (differentiated through): sort_vjp sort_tangent.
+
+
+# tile_vjp (the sum over the copies) is linear in g; its transpose is np.tile again.
+@adjoint(oh.tile_vjp, "tile_vjp", shape_only=("A", "reps"))
+def tile_vjp_rule(y, g, A, reps):
+    d[g] = np.tile(d[y], reps)
+
+
+@tangent(oh.tile_vjp, shape_only=("A", "reps"))
+def tile_vjp_rule_(y, g, A, reps):
+    t[y] = tile_vjp(t[g], A, reps)
+
+
+# diff_vjp and diff_tangent are linear in their first argument and transposes of each other
+# (np.diff of the concatenation, and its adjoint); the operands enter by their shapes only.
+@adjoint(oh.diff_vjp, "diff_vjp", shape_only=("a", "n", "prepend", "append", "which"))
+def diff_vjp_rule(y, g, a, n=1, axis=-1, prepend=None, append=None, which=1):
+    d[g] = diff_tangent(d[y], a, n, axis, prepend, append, which)
+
+
+@tangent(oh.diff_vjp, shape_only=("a", "n", "prepend", "append", "which"))
+def diff_vjp_rule_(y, g, a, n=1, axis=-1, prepend=None, append=None, which=1):
+    t[y] = diff_vjp(t[g], a, n, axis, prepend, append, which)
+
+
+@adjoint(oh.diff_tangent, "diff_tangent", shape_only=("a", "n", "prepend", "append", "which"))
+def diff_tangent_rule(y, tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
+    d[tv] = diff_vjp(d[y], a, n, axis, prepend, append, which)
+
+
+@tangent(oh.diff_tangent, shape_only=("a", "n", "prepend", "append", "which"))
+def diff_tangent_rule_(y, tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
+    t[y] = diff_tangent(t[tv], a, n, axis, prepend, append, which)

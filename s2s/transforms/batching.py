@@ -33,6 +33,12 @@ from ..rules.batch_rules import batch_kind
 from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
 
 
+# Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
+# unequal pieces):
+# a per-op loop would stack them as one array, so the whole function runs per example instead.
+_RAGGED_TUPLE_OPS = (np.linalg.eigh, np.linalg.eig, np.linalg.qr, np.linalg.svd, np.array_split)
+
+
 class NoArrayForm(Exception):
     """The function needs the per-example loop fallback; carries the reason."""
 
@@ -448,6 +454,14 @@ class BatchBuilder:
                 return self.unbatched(_call(rt.breduced_size, [x, axis, const(self.is_b(x))]))
             if fn is rt.pop:
                 return value
+            if fn is rt.restore:      # compiled code's typed tape (one per variable): the value before
+                st, current = value.args
+                if self.is_b(st) and not self.is_b(current):
+                    return _call(rt.restore, [st, _call(rt.bexpand, [current, name(self.size)])])
+                if self.is_b(current) and not self.is_b(st):
+                    raise NoArrayForm("a saved value restored from a tape of unbatched values into a batched "
+                                      "variable", s)
+                return value
             return self.per_op_loop(value, code, s)
         if isinstance(value, (gast.Tuple, gast.List)):
             return value
@@ -603,6 +617,11 @@ class BatchBuilder:
         elif isinstance(value, gast.Call):
             fn_node = value.func
             args = list(value.args)
+            if getattr(value, "s2s_fn", None) in _RAGGED_TUPLE_OPS and not any(
+                    k.arg == "compute_uv" and isinstance(k.value, gast.Constant) and k.value.value is False
+                    for k in value.keywords):
+                raise NoArrayForm(f"`{ast_text(value.func)}` returns a tuple of arrays of different shapes "
+                                  "(no stacked form)", s)
             if any(_names(k.value) & self.batched for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` with a batched keyword argument", s)
         else:

@@ -1246,6 +1246,34 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
 
 
 # ----- diag, det, solve --------------------------------------------------------------------------------
+@overload(oh.trace_vjp)
+def _trace_vjp(g, a, offset=0, axis1=0, axis2=1):
+    """g on the offset diagonal of a's (axis1, axis2) plane, zeros elsewhere."""
+    if not _is_array(a) or a.ndim < 2:
+        return None
+    nd = a.ndim
+    ax1, ax2 = literal_value(axis1), literal_value(axis2)
+    if not isinstance(ax1, int) or not isinstance(ax2, int):
+        return None
+    ax1, ax2 = ax1 % nd, ax2 % nd
+    if ax1 == ax2:
+        raise TypingError("s2s (jit): np.trace: axis1 and axis2 cannot be the same")
+    perm = tuple(d for d in range(nd) if d not in (ax1, ax2)) + (ax1, ax2)
+    if nd == 2:
+        value = "g[()]" if _is_array(g) else "g"
+        put = f"            v[i, j] = {value}\n"
+    else:
+        put = "            v[..., i, j] = g\n"
+    src = ("def impl(g, a, offset=0, axis1=0, axis2=1):\n"
+           "    out = np.zeros(a.shape)\n"
+           f"    v = out.transpose({perm})\n"
+           "    for i in range(v.shape[-2]):\n"
+           "        j = i + offset\n"
+           "        if j >= 0 and j < v.shape[-1]:\n" + put +
+           "    return out\n")
+    return _impl_from_source(src, {"np": np})
+
+
 @overload(oh.diag_vjp)
 def _diag_vjp(g, v, k=0):
     if not (_is_array(v) and _is_array(g)) or v.ndim not in (1, 2):

@@ -24,7 +24,7 @@ from ... import ophelpers as oh
 from ... import runtime as rt
 from ..numba_lower import _is_array, _is_none
 from ..numba_lower import overload as helper_overload
-from . import literal_value, standin
+from . import STANDINS, literal_value, standin
 
 _NOT = object()       # an argument that is not a compile-time constant
 
@@ -1008,6 +1008,25 @@ def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
            f"    full = part.reshape(gy.shape[:-1] + (part.shape[1],)).transpose({inv})\n"
            f"    return unbroadcast(np.ascontiguousarray(full), {target})\n")
     return _make(src)
+
+
+@helper_overload(oh.diff_tangent)
+def _diff_tangent(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
+    """np.diff is linear: the diff of the concatenation with part `which` replaced by its tangent
+    and the other parts by zeros (np.diff's own stand-in broadcasts the prepend/append values)."""
+    w = _const(which)
+    if w not in (0, 1, 2) or not _is_array(a):
+        return None
+
+    def zero(t, name):
+        if _is_none(t):
+            return "None"
+        return f"np.zeros(np.shape({name}))" if _is_array(t) else "0.0"
+    parts = [zero(prepend, "prepend"), "np.zeros(a.shape)", zero(append, "append")]
+    parts[w] = "tv * 1.0"
+    src = ("def impl(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):\n"
+           f"    return diff({parts[1]}, n, axis, {parts[0]}, {parts[2]})\n")
+    return _make(src, diff=STANDINS[id(np.diff)])
 
 
 # ===== take =====================================================================================
