@@ -137,6 +137,8 @@ def _load_from_disk(src_fn, key) -> Generated | None:
         return None
     source, path, fname, namespace, origin = entry
     backend = opts.get("backend", "python")
+    if backend == "numba" and not emit.values_match(source, namespace):
+        return None         # compiled for other values of its globals (Numba froze them into the code)
     if backend == "numba" and key[2] == "vmap" and namespace.get("example_fn") is src_fn:
         namespace["example_fn"] = _example_primal(src_fn, key[-1]).fn    # (stored as the source function)
     if backend == "numba":

@@ -133,7 +133,6 @@ def case(make, **kw):
 TUPLE_SECOND = ("core: second derivatives through an op's tuple result: eigh's are refused (NoRuleError for "
                 "eigh_vjp: they disagreed with finite differences, tests/test_jit_errors.py checks the refusal); "
                 "svd's (compute_uv=True) fail in jacfwd's vmap (bexpand of a list cotangent)")
-VMAP_LIST = "core: jacfwd's vmap cannot batch the tangent of an op returning a list of unequal pieces"
 
 
 # ===========================================================================
@@ -825,7 +824,7 @@ def split_case(x):
     return np.sum(parts[0] * W33[:2]) + np.sum(parts[1] ** 2 * W33[1:])
 
 
-@case(lambda r: (r.standard_normal((3, 5)),), hess_xfail=VMAP_LIST)
+@case(lambda r: (r.standard_normal((3, 5)),))
 def array_split_case(x):
     parts = np.array_split(x, 3, axis=1)
     return np.sum(parts[0] * W32) + np.sum(parts[2] ** 2 * K22)

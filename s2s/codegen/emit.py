@@ -158,5 +158,54 @@ def header(description: str, namespace: dict[str, Any], body_source: str, import
         imported |= set(names)
     injected = sorted(n for n in used if n in namespace and n not in ("np", "math") and n not in imported)
     if injected:
-        lines.append(f"# Globals of the source function, bound at load time: {', '.join(injected)}")
+        lines.append(_GLOBALS + ", ".join(injected))
+        if not imports:
+            # Numba compiles global values into the machine code as constants: name them in the text,
+            # so other values (another closure's data, a global set from the command line) make
+            # another file, and Numba's cache (kept per file) never hands back code built for old ones
+            frozen = _frozen_values(namespace, injected)
+            if frozen:
+                lines.append(_VALUES + frozen)
     return "\n".join(lines) + "\n\n\n"
+
+
+_GLOBALS = "# Globals of the source function, bound at load time: "
+_VALUES = "# Values compiled in: "
+
+
+def _frozen_values(namespace: dict[str, Any], names) -> str:
+    return "; ".join(f"{n} = {_fingerprint(namespace[n])}" for n in names
+                     if n in namespace and _fingerprint(namespace[n]))
+
+
+def values_match(source: str, namespace: dict[str, Any]) -> bool:
+    """Whether the values a compiled module was generated for (its header) are those in
+    `namespace` now (a module global read from the command line may differ in this process)."""
+    names: list[str] = []
+    stored = ""
+    for line in source.splitlines()[:20]:
+        if line.startswith(_GLOBALS):
+            names = line[len(_GLOBALS):].split(", ")
+        elif line.startswith(_VALUES):
+            stored = line[len(_VALUES):]
+    return _frozen_values(namespace, names) == stored
+
+
+def _fingerprint(value: Any) -> str | None:
+    """What identifies a value Numba freezes (numbers, strings, arrays, tuples of them), as one
+    line of text; None for values compiled code does not freeze (functions)."""
+    import numpy as np
+    if isinstance(value, (bool, int, float, complex, str, bytes, type(None), np.generic)):
+        text = repr(value)
+        return text if len(text) <= 40 and "\n" not in text else "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    if isinstance(value, np.ndarray) and not value.dtype.hasobject:
+        digest = hashlib.sha256(np.ascontiguousarray(value).view(np.uint8).ravel().tobytes() if value.size else b"")
+        digest.update(repr((value.dtype.str, value.shape)).encode())
+        return f"array{value.shape} {value.dtype} sha256:{digest.hexdigest()[:16]}"
+    if isinstance(value, (tuple, list)):
+        parts = [_fingerprint(v) for v in value]
+        if any(p is None for p in parts):
+            return None
+        text = "(" + ", ".join(parts) + ")"
+        return text if len(text) <= 80 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    return None

@@ -1,0 +1,97 @@
+"""What a transformed function reads, and when (issue 17): compiled code must never answer for
+data it was not given.
+
+Numba compiles global values (arrays, numbers) into the machine code as constants, and keeps
+machine code per generated file; two closures over different data, or one module global set
+differently in two runs, must not share compiled code (each was a silent wrong answer).
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import s2s
+
+pytest.importorskip("numba")
+
+
+def make_loss(X, y):
+    def loss(w):
+        return np.mean((X @ w - y) ** 2)
+    return loss
+
+
+def make_scaled(scale):
+    def loss(w):
+        return scale * np.sum(w ** 2)
+    return loss
+
+
+def _closed_form(X, y, w):
+    return 2.0 * X.T @ (X @ w - y) / len(y)
+
+
+def test_jit_of_closures_over_different_arrays_answers_for_each():
+    rng = np.random.default_rng(0)
+    X1, y1, X2, y2 = rng.standard_normal((5, 3)), rng.standard_normal(5), rng.standard_normal((5, 3)), \
+        rng.standard_normal(5)
+    w = np.array([0.5, -1.0, 2.0])
+    g1 = s2s.jit(s2s.grad(make_loss(X1, y1)))(w)
+    g2 = s2s.jit(s2s.grad(make_loss(X2, y2)))(w)
+    np.testing.assert_allclose(g1, _closed_form(X1, y1, w), rtol=1e-12)
+    np.testing.assert_allclose(g2, _closed_form(X2, y2, w), rtol=1e-12)
+    # and the primal
+    np.testing.assert_allclose(s2s.jit(make_loss(X2, y2))(w), make_loss(X2, y2)(w), rtol=1e-12)
+
+
+def test_jit_of_closures_over_different_numbers_answers_for_each():
+    w = np.array([1.0, 2.0])
+    np.testing.assert_allclose(s2s.jit(s2s.grad(make_scaled(1.0)))(w), 2.0 * w)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(make_scaled(3.0)))(w), 6.0 * w)
+    np.testing.assert_allclose(s2s.jit(s2s.value_and_grad(make_scaled(5.0)))(w)[1], 10.0 * w)
+
+
+SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    import s2s
+    SCALE = float(os.environ["S2S_TEST_SCALE"])
+    W = np.load(os.environ["S2S_TEST_W"])
+    N = int(os.environ["S2S_TEST_N"])
+
+    def loss(w):
+        s = 0.0
+        for i in range(N):
+            s = s + SCALE * np.sum(W * w ** 2)
+        return s
+
+    g = s2s.jit(s2s.grad(loss))(np.array([1.0, 2.0]))
+    v = s2s.jit(loss)(np.array([1.0, 2.0]))
+    print(json.dumps([g.tolist(), float(v)]))
+""")
+
+
+def test_module_globals_set_at_run_time_are_not_replayed_from_the_disk_cache(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    cache = tmp_path / "cache"
+
+    def run(scale, w, n):
+        wfile = tmp_path / f"w_{scale}_{n}.npy"
+        np.save(wfile, np.array(w))
+        env = dict(os.environ, S2S_CACHE_DIR=str(cache), S2S_TEST_SCALE=str(scale), S2S_TEST_W=str(wfile),
+                   S2S_TEST_N=str(n))
+        res = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-3000:]
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    x = np.array([1.0, 2.0])
+    for scale, w, n in [(1.0, [1.0, 1.0], 1), (100.0, [1.0, 1.0], 1), (1.0, [3.0, -1.0], 1), (1.0, [1.0, 1.0], 4),
+                        (1.0, [1.0, 1.0], 1)]:
+        g, v = run(scale, w, n)
+        np.testing.assert_allclose(g, n * scale * 2.0 * np.array(w) * x, rtol=1e-12, err_msg=str((scale, w, n)))
+        np.testing.assert_allclose(v, n * scale * np.sum(np.array(w) * x ** 2), rtol=1e-12)
