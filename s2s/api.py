@@ -22,7 +22,7 @@ from . import runtime as rt
 from .codegen import emit
 from .errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
 from .frontend.normalize import normalize
-from .frontend.parse import parse_function
+from .frontend.parse import parse_function, source_of_decorated
 from .optimize import cleanup
 from .optimize.specialize import arg_facts
 from .rules import lookup
@@ -66,9 +66,9 @@ def source_function(fun: Callable) -> Callable:
     rule = lookup(fun)
     if rule is not None:
         return _rule_wrapper(fun)
-    code = getattr(inspect.unwrap(fun), "__code__", None) if callable(fun) else None
-    if code is not None:
-        return fun
+    src = source_of_decorated(fun) if callable(fun) else None
+    if getattr(src, "__code__", None) is not None:
+        return src
     raise TransformError(f"cannot transform {fun!r}: it has no Python source and no s2s rule",
                          hint="wrap it in a Python function or register a rule with s2s.custom_vjp")
 

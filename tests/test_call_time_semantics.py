@@ -95,3 +95,72 @@ def test_module_globals_set_at_run_time_are_not_replayed_from_the_disk_cache(tmp
         g, v = run(scale, w, n)
         np.testing.assert_allclose(g, n * scale * 2.0 * np.array(w) * x, rtol=1e-12, err_msg=str((scale, w, n)))
         np.testing.assert_allclose(v, n * scale * np.sum(np.array(w) * x ** 2), rtol=1e-12)
+
+
+# ----- decorators: code that runs around the function is never skipped ------------------------
+
+def _scaled(f):
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args):
+        return 10.0 * f(*args)
+    return wrapper
+
+
+@_scaled
+def decorated_loss(x):
+    return np.sum(x ** 2)
+
+
+_X = np.array([1.0, 2.0])
+
+
+@pytest.mark.parametrize("make, args", [
+    (lambda f: s2s.grad(f), (_X,)), (lambda f: s2s.value_and_grad(f), (_X,)),
+    (lambda f: s2s.jvp(f), (_X, np.ones(2))), (lambda f: s2s.vmap(f), (np.stack([_X, _X]),)),
+    (lambda f: s2s.jit(f), (_X,)), (lambda f: s2s.jit(s2s.grad(f)), (_X,))],
+    ids=["grad", "value_and_grad", "jvp", "vmap", "jit", "jit_grad"])
+def test_a_functools_wraps_decorator_is_refused_not_skipped(make, args):
+    with pytest.raises(s2s.S2SError, match=r"decorated: the wrapper `_scaled.<locals>.wrapper`"):
+        make(decorated_loss)(*args)
+
+
+def test_an_lru_cache_decorator_only_remembers_results_so_the_function_is_transformed():
+    import functools
+
+    @functools.lru_cache(maxsize=None)
+    def cube(x):
+        return x * x * x
+    assert s2s.grad(cube)(2.0) == pytest.approx(12.0)
+    assert s2s.jit(s2s.grad(cube))(2.0) == pytest.approx(12.0)
+
+
+# ----- out=: a write into an existing array is refused, not differentiated as a no-op ----------
+
+Y_OUT = np.zeros(2)
+
+
+def sin_into_out(x):
+    np.sin(x, out=Y_OUT)
+    return np.sum(Y_OUT)
+
+
+def add_into_out(x):
+    y = np.zeros_like(x)
+    np.add(x, x, out=y)
+    return np.sum(y)
+
+
+def cumsum_into_out(x):
+    y = np.zeros_like(x)
+    np.cumsum(x, out=y)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [sin_into_out, add_into_out, cumsum_into_out], ids=lambda f: f.__name__)
+def test_out_argument_is_refused_at_the_users_line(f):
+    with pytest.raises(s2s.UnsupportedSyntaxError, match=r"out=.*writes its result into an existing array") as info:
+        s2s.grad(f)(np.array([0.3, 0.7]))
+    assert info.value.filename == __file__
+    assert "out=" in info.value.source_line

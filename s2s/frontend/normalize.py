@@ -1053,6 +1053,13 @@ class Normalizer:
             return name(tmp)
         if obj is np.einsum:
             node = self.einsum_form(node)
+        for k in node.keywords:
+            if k.arg == "out" and not (isinstance(k.value, gast.Constant) and k.value.value is None):
+                # a write into an existing array that the call's value does not show: s2s would
+                # differentiate the returned value and miss the array it wrote (a zero gradient)
+                raise self.error(UnsupportedSyntaxError, f"`{_dotted(func)}(..., out=...)` writes its result into an "
+                                 "existing array, which s2s does not follow", node,
+                                 "assign the result instead: `y = np.sin(x)`, or `y[...] = np.sin(x)` to fill y")
         args = [self.arg_atom(a, out) for a in node.args]
         kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
         if type(obj).__name__ == "Transformed" and obj.transform in ("grad", "value_and_grad") and any(

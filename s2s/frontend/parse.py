@@ -68,6 +68,30 @@ def function_namespace(fn: Callable) -> dict[str, Any]:
     return ns
 
 
+def source_of_decorated(fn: Callable) -> Callable:
+    """The function whose source s2s reads for `fn`.  A functools.lru_cache / cache wrapper only
+    remembers results: its function is read.  Any other wrapper (functools.wraps) is code that runs
+    around the function (scaling, clipping, logging): reading the wrapped function's source would
+    skip it, so it is refused."""
+    import functools
+    while isinstance(fn, functools._lru_cache_wrapper):
+        fn = fn.__wrapped__
+    inner = getattr(fn, "__wrapped__", None)
+    if inner is None or not callable(inner):
+        return fn
+    code = getattr(fn, "__code__", None)
+    where = f" ({code.co_filename}, line {code.co_firstlineno})" if code is not None else ""
+    name = getattr(inner, "__qualname__", repr(inner))
+    wrapper = getattr(code, "co_qualname", None) or repr(fn)
+    raise TransformError(
+        f"`{name}` is decorated: the wrapper `{wrapper}`{where} runs around it, and "
+        "s2s transforms a function's own source, so it would skip what the wrapper does",
+        filename=getattr(getattr(inner, "__code__", None), "co_filename", None),
+        lineno=getattr(getattr(inner, "__code__", None), "co_firstlineno", None),
+        hint="transform the undecorated function (f.__wrapped__ if the wrapper does not change the result), "
+             "or write what the wrapper does inside the function")
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
     """Read `fn`'s source and return its gast definition.
 
@@ -75,7 +99,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
         TransformError: the source cannot be read (C functions, interactive
             lambdas) or holds more than one lambda on the line.
     """
-    fn = inspect.unwrap(fn)
+    fn = source_of_decorated(fn)
     code = getattr(fn, "__code__", None)
     if code is None:
         raise TransformError(
