@@ -164,3 +164,58 @@ def test_out_argument_is_refused_at_the_users_line(f):
         s2s.grad(f)(np.array([0.3, 0.7]))
     assert info.value.filename == __file__
     assert "out=" in info.value.source_line
+
+
+# ----- rebinding in a process: every transform sees the current globals and helpers ------------
+
+MODULE = textwrap.dedent("""
+    import numpy as np
+    SCALE = 2.0
+
+    def helper(x):
+        return x * 2.0
+
+    def loss(x):
+        return SCALE * np.sum(helper(x) ** 2)
+""")
+
+
+@pytest.fixture
+def user_module(tmp_path):
+    import importlib.util
+    path = tmp_path / "user_mod_rebind.py"
+    path.write_text(MODULE)
+    spec = importlib.util.spec_from_file_location("user_mod_rebind", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def helper_times_three(x):
+    return x * 3.0
+
+
+def _expected(scale, k, x):
+    return scale * 2.0 * k * k * x          # d/dx scale * sum((k x)^2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda f: s2s.grad(f), lambda f: (lambda x: s2s.value_and_grad(f)(x)[1]),
+    lambda f: s2s.jit(s2s.grad(f)), lambda f: (lambda x: s2s.vmap(s2s.grad(f))(np.stack([x, x]))[0])],
+    ids=["grad", "value_and_grad", "jit_grad", "vmap_grad"])
+def test_rebound_global_and_helper_are_seen_by_a_transform_built_before(user_module, make):
+    x = np.array([0.5, -1.0])
+    g = make(user_module.loss)
+    np.testing.assert_allclose(g(x), _expected(2.0, 2.0, x), rtol=1e-12)
+    user_module.SCALE = 5.0
+    np.testing.assert_allclose(g(x), _expected(5.0, 2.0, x), rtol=1e-12)
+    user_module.helper = helper_times_three      # (a notebook cell redefining it)
+    np.testing.assert_allclose(g(x), _expected(5.0, 3.0, x), rtol=1e-12)
+
+
+def test_rebound_global_is_seen_by_jit_of_the_primal(user_module):
+    x = np.array([0.5, -1.0])
+    f = s2s.jit(user_module.loss)
+    assert f(x) == pytest.approx(2.0 * np.sum((2.0 * x) ** 2))
+    user_module.SCALE = 7.0
+    assert f(x) == pytest.approx(7.0 * np.sum((2.0 * x) ** 2))
