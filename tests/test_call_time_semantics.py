@@ -90,8 +90,7 @@ def test_module_globals_set_at_run_time_are_not_replayed_from_the_disk_cache(tmp
         return json.loads(res.stdout.strip().splitlines()[-1])
 
     x = np.array([1.0, 2.0])
-    for scale, w, n in [(1.0, [1.0, 1.0], 1), (100.0, [1.0, 1.0], 1), (1.0, [3.0, -1.0], 1), (1.0, [1.0, 1.0], 4),
-                        (1.0, [1.0, 1.0], 1)]:
+    for scale, w, n in [(1.0, [1.0, 1.0], 1), (100.0, [1.0, 1.0], 1), (1.0, [3.0, -1.0], 4)]:
         g, v = run(scale, w, n)
         np.testing.assert_allclose(g, n * scale * 2.0 * np.array(w) * x, rtol=1e-12, err_msg=str((scale, w, n)))
         np.testing.assert_allclose(v, n * scale * np.sum(np.array(w) * x ** 2), rtol=1e-12)
@@ -219,3 +218,17 @@ def test_rebound_global_is_seen_by_jit_of_the_primal(user_module):
     assert f(x) == pytest.approx(2.0 * np.sum((2.0 * x) ** 2))
     user_module.SCALE = 7.0
     assert f(x) == pytest.approx(7.0 * np.sum((2.0 * x) ** 2))
+
+
+# ----- names are data, never code, in generated files -------------------------------------------
+
+def test_a_qualname_with_a_line_break_is_not_run_as_code(monkeypatch):
+    def f(x):
+        return np.sum(x * x)
+    f.__qualname__ = "f\nimport os; os.environ['S2S_TEST_INJECTED'] = '1'\n#"
+    monkeypatch.delenv("S2S_TEST_INJECTED", raising=False)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(s2s.grad(f)(x), 2.0 * x)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(f))(x), 2.0 * x)
+    assert "S2S_TEST_INJECTED" not in os.environ
+    assert "import os; os.environ" not in [line.strip() for line in s2s.grad(f).source.splitlines()]
