@@ -181,8 +181,8 @@ _VALUES = "# Values compiled in: "
 
 
 def _frozen_values(namespace: dict[str, Any], names) -> str:
-    return "; ".join(f"{n} = {_fingerprint(namespace[n])}" for n in names
-                     if n in namespace and _fingerprint(namespace[n]))
+    prints = ((n, _fingerprint(namespace[n])) for n in names if n in namespace)   # (hashes each array once)
+    return "; ".join(f"{n} = {p}" for n, p in prints if p)
 
 
 def values_match(source: str, namespace: dict[str, Any]) -> bool:
