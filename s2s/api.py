@@ -321,7 +321,9 @@ class Transformed:
     def source(self) -> str:
         return self.generated().source
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = _bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # float32 in, float32 out (computed in float64)
         return precision.narrow(self._call(args), low)
 
@@ -542,11 +544,41 @@ def _argnums_tuple(argnums):
     return nums, is_tuple
 
 
+def _user_function(fun: Callable) -> Callable:
+    """The function under s2s's wrappers (transforms, Jacobians, vmap, jit)."""
+    while isinstance(fun, (Transformed, Batched, Jacobian, Hessian, Jitted)):
+        fun = fun.fun
+    return fun
+
+
+def _bind_keywords(wrapper, args: tuple, kwargs: dict) -> tuple:
+    """A call's keyword arguments as positions of the user's function (its defaults filling the
+    positions before the last one given), as Python binds them: `grad(f)(x, a=2.0)`."""
+    base = _user_function(wrapper)
+    try:
+        sig = inspect.signature(source_of_decorated(base))
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise ArgumentError(f"{getattr(wrapper, '__name__', 'the transformed function')}: {exc}") from None
+    except ValueError:
+        raise ArgumentError(f"{getattr(wrapper, '__name__', 'the transformed function')} takes positional "
+                            "arguments only (its signature cannot be read)") from None
+    names = list(sig.parameters)
+    last = max(names.index(n) for n in bound.arguments)
+    bound.apply_defaults()
+    out = []
+    for n in names[:last + 1]:
+        p = sig.parameters[n]
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise ArgumentError(f"{getattr(wrapper, '__name__', 'the transformed function')}: s2s passes "
+                                f"arguments by position, and `{n}` cannot be one")
+        out.append(bound.arguments[n])
+    return tuple(out)
+
+
 def _positional_names(fun: Callable, nargs: int) -> list[str]:
     """Parameter names of the function under s2s's wrappers (readable generated code), else x0, x1, ..."""
-    base = fun
-    while isinstance(base, (Transformed, Batched, Jacobian, Hessian)):
-        base = base.fun
+    base = _user_function(fun)
     try:
         names = [p.name for p in inspect.signature(base).parameters.values()
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -592,7 +624,9 @@ class Jacobian:
     def __repr__(self):
         return f"<s2s jac{self.mode} of {getattr(self.fun, '__qualname__', self.fun)!r}>"
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = _bind_keywords(self, args, kwargs)
         return self.source_for(len(args))(*args)
 
     def _s2s_inline_source(self, nargs: int) -> Callable:
@@ -670,7 +704,9 @@ class Hessian:
         else:
             self._jac = jacfwd(grad(fun, argnums=self.nums[0]), self.nums[0])
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = _bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)
         if self.is_tuple:
             return precision.narrow(tuple(tuple(b(*args) for b in row) for row in self._blocks), low)
@@ -1007,7 +1043,9 @@ class Jitted:
             cols.append(np.asarray(col))
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = _bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # one float64 compiled path for float32 inputs too
         return precision.narrow(self._call(args), low)
 

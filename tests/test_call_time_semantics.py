@@ -232,3 +232,43 @@ def test_a_qualname_with_a_line_break_is_not_run_as_code(monkeypatch):
     np.testing.assert_allclose(s2s.jit(s2s.grad(f))(x), 2.0 * x)
     assert "S2S_TEST_INJECTED" not in os.environ
     assert "import os; os.environ" not in [line.strip() for line in s2s.grad(f).source.splitlines()]
+
+
+# ----- keyword arguments at call time, bound as Python binds them ------------------------------
+
+def scaled_square(x, a=2.0, b=1.0):
+    return a * np.sum(x ** 2) + b
+
+
+def keyword_only(x, *, a=2.0):
+    return a * np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("make", [lambda f: s2s.grad(f), lambda f: s2s.jit(s2s.grad(f)),
+                                  lambda f: (lambda *a, **k: s2s.value_and_grad(f)(*a, **k)[1])],
+                         ids=["grad", "jit_grad", "value_and_grad"])
+def test_keyword_arguments_at_call_time(make):
+    x = np.array([0.5, -1.0])
+    g = make(scaled_square)
+    np.testing.assert_allclose(g(x), 4.0 * x)
+    np.testing.assert_allclose(g(x, a=3.0), 6.0 * x)
+    np.testing.assert_allclose(g(x=x, a=3.0), 6.0 * x)
+    np.testing.assert_allclose(g(x, b=5.0), 4.0 * x)           # a keeps its default
+    with pytest.raises(s2s.ArgumentError, match="unexpected keyword argument 'c'"):
+        g(x, c=1.0)
+
+
+def weighted_square(x, a):
+    return a * np.sum(x ** 2)
+
+
+def test_keyword_arguments_of_hessian_and_argnums_by_position():
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(s2s.hessian(weighted_square)(x, a=3.0), 6.0 * np.eye(2))
+    np.testing.assert_allclose(s2s.jit(s2s.hessian(weighted_square))(a=3.0, x=x), 6.0 * np.eye(2))
+    np.testing.assert_allclose(s2s.grad(scaled_square, argnums=1)(x, a=3.0), np.sum(x ** 2))
+
+
+def test_a_keyword_only_parameter_is_refused_clearly():
+    with pytest.raises(s2s.S2SError, match="`a` cannot be one"):
+        s2s.grad(keyword_only)(np.ones(2), a=3.0)
