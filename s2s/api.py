@@ -331,7 +331,7 @@ class Transformed:
         if any(0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.argnums):
             return self._call_tree(args)
         gen = self.generated()
-        src = source_function(self.fun)
+        src = self._src          # (the source function generated() just resolved)
         n = len(args)
         for a in self.argnums:
             if not -n <= a < n:
