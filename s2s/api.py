@@ -12,6 +12,7 @@ import functools
 import inspect
 import numbers
 import threading
+import weakref
 from typing import Any, Callable, Sequence
 
 import gast
@@ -43,7 +44,40 @@ class Generated:
     reads: tuple = ()     # the globals, closure cells and helpers it was built from (frontend.reads)
 
 
-_CACHE: dict[tuple, Generated] = {}
+class _PerFunctionCache:
+    """Generated code by key (_memo_key), held only while the source function lives: a dropped
+    closure frees what it captured (a dict of keys would keep every closure and its arrays)."""
+
+    def __init__(self):
+        self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._strong: dict = {}          # (sources that cannot be weakly referenced)
+
+    def _table(self, fn, create: bool) -> dict | None:
+        try:
+            table = self._by_fn.get(fn)
+            if table is None and create:
+                table = self._by_fn[fn] = {}
+        except TypeError:
+            table = self._strong.get(id(fn))
+            if table is None and create:
+                table = self._strong[id(fn)] = {}
+        return table
+
+    def get(self, key: tuple, default=None):
+        table = self._table(key[0], create=False)
+        return default if table is None else table.get(key[1:], default)
+
+    def __setitem__(self, key: tuple, gen: Generated) -> None:
+        self._table(key[0], create=True)[key[1:]] = gen
+
+    def values(self) -> list:
+        return [g for table in list(self._by_fn.values()) + list(self._strong.values()) for g in table.values()]
+
+    def __len__(self) -> int:
+        return len(self.values())
+
+
+_CACHE = _PerFunctionCache()
 _LOCK = threading.Lock()
 
 
@@ -109,7 +143,7 @@ STATS = {"generated": 0, "loaded": 0}   # how often _build generated source vs r
 
 def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
            options: tuple = ()) -> Generated:
-    key = (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options)
+    key = _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options)
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None and not changed(hit.reads):
@@ -121,7 +155,36 @@ def _build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out
     gen = dataclasses.replace(gen, reads=reads_of(src_fn))
     with _LOCK:
         _CACHE[key] = gen
+    _release_with(src_fn, gen)
     return gen
+
+
+def _release_with(src_fn: Callable, gen: Generated) -> None:
+    """When the source function is dropped, so is its generated module's sys.modules entry (kept
+    for Numba's disk cache, which finds a module's globals by its name): the module's globals hold
+    the values the function captured, which must not outlive it."""
+    import sys
+    name = getattr(getattr(gen.fn, "py_func", gen.fn), "__module__", None) or ""
+    module = sys.modules.get(name)
+    if module is not None and name.startswith("s2s_generated_"):
+        try:
+            weakref.finalize(src_fn, _unregister_module, name, module)
+        except TypeError:        # (a source that cannot be weakly referenced lives as long as s2s)
+            pass
+
+
+def _unregister_module(name: str, module) -> None:
+    import sys
+    if sys.modules.get(name) is module:
+        del sys.modules[name]
+
+
+def _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options) -> tuple:
+    """The in-memory cache's key; the disk cache's is made from it (key[2:]).  The rules registered
+    by users take part: generated code inlines their templates."""
+    from .rules.registry import user_rules_fingerprint
+    return (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options,
+            user_rules_fingerprint())
 
 
 def _disk_key(src_fn, key) -> str | None:
@@ -135,7 +198,7 @@ def _load_from_disk(src_fn, key) -> Generated | None:
     dkey = _disk_key(src_fn, key)
     if dkey is None:
         return None
-    opts = dict(key[-1])
+    opts = dict(key[6])
     entry = diskcache.load(dkey, base_namespace())
     if entry is None:
         return None
@@ -143,12 +206,13 @@ def _load_from_disk(src_fn, key) -> Generated | None:
     backend = opts.get("backend", "python")
     if backend == "numba" and not emit.values_match(source, namespace):
         return None         # compiled for other values of its globals (Numba froze them into the code)
-    if backend == "numba" and key[2] == "vmap" and namespace.get("example_fn") is src_fn:
-        namespace["example_fn"] = _example_primal(src_fn, key[-1]).fn    # (stored as the source function)
+    if key[2] == "vmap" and namespace.get("example_fn") is src_fn:     # (stored as the source function)
+        namespace["example_fn"] = _example_primal(src_fn, key[6]).fn if backend == "numba" else \
+            weakref.proxy(src_fn)
     if backend == "numba":
         from .backends import numba_cpu
         namespace = numba_cpu.compiled_namespace(namespace)
-    fn = emit.load_function(source, path, fname, namespace)
+    fn = emit.load_function(source, path, fname, namespace, register=(backend == "numba"))
     if backend == "numba":
         fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
     STATS["loaded"] += 1
@@ -174,7 +238,7 @@ def _example_primal(src_fn: Callable, options: tuple) -> Generated:
 
 def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
               options: tuple = ()) -> Generated:
-    key = (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options)
+    key = _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options)
     parsed = parse_function(src_fn)
     nparams = len(parsed.node.args.args)
     for a in argnums:
@@ -210,8 +274,11 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
     elif transform == "jvp":
         fdef = forward(nf, ForwardSpec(wrt=wrt, name=name))
     elif transform == "vmap":
+        # (Python code calls the function itself per example: through a weak proxy, so the cached
+        # module of a function does not keep that function alive; its callers hold it)
         fdef = batch(nf, BatchSpec(in_axes=list(opts["in_axes"]), out_axes=opts["out_axes"],
-                                   axis_size=opts["axis_size"], name=name, example_fn=src_fn))
+                                   axis_size=opts["axis_size"], name=name,
+                                   example_fn=src_fn if backend == "numba" else weakref.proxy(src_fn)))
         if backend == "numba" and nf.namespace.get("example_fn") is src_fn:
             # the per-example loop (no array form) calls the function itself: compiled code calls its
             # compiled primal (numba_cpu lowers per_example to a loop over the examples)
@@ -262,7 +329,9 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         desc += f", per example: {os.path.basename(example.path)}"
     text = emit.header(desc, nf.namespace, body, imports=(backend == "python")) + body
     path = emit.write_module(text, name + ("_numba" if backend == "numba" else ""))
-    fn = emit.load_function(text, path, name, nf.namespace)
+    # (only compiled modules go in sys.modules, where Numba's disk cache finds their globals; a
+    # registered module lives as long as s2s, with whatever its globals hold)
+    fn = emit.load_function(text, path, name, nf.namespace, register=(backend == "numba"))
     if backend == "numba":
         fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
     STATS["generated"] += 1
@@ -273,7 +342,7 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         base = base_namespace()
         if backend == "numba":
             base = numba_cpu.compiled_namespace(base)
-        stored = nf.namespace if example is None else {**nf.namespace, "example_fn": src_fn}
+        stored = nf.namespace if "example_fn" not in nf.namespace else {**nf.namespace, "example_fn": src_fn}
         diskcache.store(dkey, path, name, stored, base, nf.deps + [src_fn.__code__.co_filename], origin,
                         getattr(src_fn, "__module__", None))
     return Generated(fn, text, path, origin)
@@ -382,14 +451,18 @@ class Transformed:
         return value, regroup(grads)
 
 
-_WRAPPERS: dict = {}
+_WRAPPERS: dict = {}       # (pytree wrappers of callables that have no __dict__)
 
 
 def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
     """`def f_flat(p_0, p_1, x): p = {'W': p_0, 'b': p_1}; return f(p, x)` for pytree arguments."""
-    key = (fn, treedefs)
-    if key in _WRAPPERS:
-        return _WRAPPERS[key]
+    # (kept on the function itself, so a dropped function takes its wrappers and their modules along)
+    try:
+        per_fn = fn.__dict__.setdefault("__s2s_flat_wrappers__", {})
+    except (AttributeError, TypeError):
+        per_fn = _WRAPPERS.setdefault(fn, {})
+    if treedefs in per_fn:
+        return per_fn[treedefs]
     sig_fn = fn
     while isinstance(sig_fn, Transformed):   # grad(f) takes f's arguments
         sig_fn = sig_fn.fun
@@ -429,10 +502,10 @@ def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
     source = f"def {fname}({', '.join(params)}):\n" + "\n".join(lines) + \
         f"\n    return {fbind}({', '.join(names)})\n"
     path = emit.write_module(source, fname)
-    wrapper = emit.load_function(source, path, fname, ns)
+    wrapper = emit.load_function(source, path, fname, ns, register=False)
     wrapper.__s2s_wraps__ = fn      # its text is the same for every function of that name (disk cache key)
     _WRAPPED[os.path.basename(path)] = fn     # errors in its transforms point at fn's lines
-    _WRAPPERS[key] = wrapper
+    per_fn[treedefs] = wrapper
     return wrapper
 
 
@@ -677,7 +750,7 @@ class Jacobian:
         lines.append("    return " + ("(" + ", ".join(results) + ",)" if self.is_tuple else results[0]))
         source = "\n".join(lines) + "\n"
         path = emit.write_module(source, fname)
-        fn = emit.load_function(source, path, fname, ns)
+        fn = emit.load_function(source, path, fname, ns, register=False)
         fn.__s2s_wraps__ = self.fun      # its text is the same for every function it wraps (disk cache key)
         return fn
 
@@ -1337,7 +1410,8 @@ def _compile_reason(exc) -> str:
 # were generated from (a user file, or for vmap(grad(f)) and hessian(f) another generated file).
 _HELPER_MODULES = ("s2s.ophelpers", "s2s.runtime", "s2s.backends.numba_lower", "s2s.backends.vecmath")
 _NOT_SOURCE_COMMENTS = ("# ---", "# Generated by s2s", "# Do not edit", "# from ")
-_WRAPPED: dict[str, Callable] = {}     # a pytree wrapper's file -> the function it calls (_flat_wrapper)
+_WRAPPED: "weakref.WeakValueDictionary[str, Callable]" = weakref.WeakValueDictionary()   # a pytree wrapper's
+#   file -> the function it calls (_flat_wrapper)
 
 
 def _is_s2s_helper(value) -> bool:

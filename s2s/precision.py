@@ -35,17 +35,42 @@ def _widen(x):
     return x
 
 
+def _plain_arrays(x):
+    """x with array subclasses that only change where the data lives (np.memmap) viewed as plain
+    arrays; subclasses that change what operators mean (np.matrix: `*` is a matrix product, masked
+    arrays: masked entries) are refused: NumPy, s2s's rules and Numba would each give another answer."""
+    if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+        if isinstance(x, np.memmap):
+            return x.view(np.ndarray)
+        from .errors import ArgumentError
+        raise ArgumentError(
+            f"an argument is a {type(x).__module__}.{type(x).__qualname__}, a subclass of np.ndarray whose "
+            f"operators do not mean what they mean on arrays (np.matrix: `*` is a matrix product and "
+            f"results stay 2-d; masked arrays skip masked entries); s2s differentiates plain arrays. "
+            f"Pass np.asarray(x) (for a masked array: x.filled(value) or x.compressed()), and write "
+            f"matrix products with `@`")
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_plain_arrays(e) for e in x)
+    if isinstance(x, list):
+        return [_plain_arrays(e) for e in x]
+    if isinstance(x, dict):
+        return {k: _plain_arrays(v) for k, v in x.items()}
+    return x
+
+
 def widen(args: tuple) -> tuple[tuple, object]:
-    """(args with float32/float16 leaves as float64, the precision to give results back in or None)."""
-    for a in args:      # the common case, quickly: no float32/float16 anywhere
+    """(args with float32/float16 leaves as float64, the precision to give results back in or None).
+    Array subclasses are viewed as plain arrays or refused first (_plain_arrays)."""
+    for a in args:      # the common case, quickly: plain arrays and numbers, no float32/float16
         t = type(a)
         if t is np.ndarray:
             if a.dtype.type in _NARROW:
                 break
-        elif t in _NARROW or t is tuple or t is list or t is dict:
+        elif t in _NARROW or t is tuple or t is list or t is dict or isinstance(a, np.ndarray):
             break
     else:
         return args, None
+    args = tuple(_plain_arrays(a) for a in args)
     dtype = _narrow_dtype(list(args))
     if dtype is None or dtype.type not in _NARROW:
         if not any(_narrow_dtype(a) is not None and _narrow_dtype(a).type in _NARROW for a in args):

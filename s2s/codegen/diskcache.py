@@ -21,9 +21,10 @@ import sys
 import tempfile
 from typing import Any
 
+from ..frontend.reads import function_fingerprint
 from . import emit
 
-_FILE_HASHES: dict[str, tuple[float, str]] = {}
+_FILE_HASHES: dict[str, tuple[tuple, str]] = {}
 _MISSING = object()
 
 
@@ -32,12 +33,13 @@ def file_hash(path: str) -> str | None:
         st = os.stat(path)
     except OSError:
         return None
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)     # (an edit that keeps the mtime changes the size)
     hit = _FILE_HASHES.get(path)
-    if hit and hit[0] == st.st_mtime:
+    if hit and hit[0] == stamp:
         return hit[1]
     with open(path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    _FILE_HASHES[path] = (st.st_mtime, digest)
+    _FILE_HASHES[path] = (stamp, digest)
     return digest
 
 
@@ -86,8 +88,10 @@ def key_for(fn: Any, spec: tuple) -> str | None:
         extra.append(inner)
     if _VERSION is None:
         _VERSION = s2s_version()
+    # the code itself, not only where it came from: a body registered in linecache (REPL, doctest)
+    # or edited and reloaded with the same file, line and modification time is another body
     ident = (code.co_filename, code.co_firstlineno, _first_column(code), getattr(fn, "__qualname__", ""),
-             repr(spec), tuple(extra), _VERSION)
+             function_fingerprint(fn), repr(spec), tuple(extra), _VERSION)
     return hashlib.sha256(repr(ident).encode()).hexdigest()[:32]
 
 

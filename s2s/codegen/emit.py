@@ -103,12 +103,14 @@ def _read(path: str) -> str | None:
         return None
 
 
-def load_function(source: str, path: str, fname: str, namespace: dict[str, Any]):
+def load_function(source: str, path: str, fname: str, namespace: dict[str, Any], register: bool = True):
     """Compile `source` (already written at `path`) as a module and return function `fname`.
 
     The module is registered in sys.modules under a name derived from its file, so
     tools that look functions up by module (inspect, pickle, Numba's on-disk cache)
-    find it, in this process and in the next one that loads the same file.
+    find it, in this process and in the next one that loads the same file.  Wrappers
+    s2s writes around a user's function (Jacobians, pytree flattening) are not
+    registered: sys.modules would keep the user's function and what it captured alive.
     """
     import sys
     import types
@@ -122,7 +124,8 @@ def load_function(source: str, path: str, fname: str, namespace: dict[str, Any])
     code = compile(source, path, "exec")
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     exec(code, glb)
-    sys.modules[modname] = module
+    if register:
+        sys.modules[modname] = module
     return glb[fname]
 
 

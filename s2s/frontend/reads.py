@@ -41,11 +41,15 @@ def reads_of(fn: Callable, _seen: set | None = None) -> tuple:
         out.append((cell, None, value))
         out.extend(_helper_reads(value, seen))
     glb = getattr(fn, "__globals__", {})
+    # code s2s generated (a wrapper, an inner transform): nobody rebinds its globals, but the user
+    # functions it calls are followed; not holding its globals lets its cache entry be dropped
+    generated = (getattr(fn, "__module__", None) or "").startswith("s2s_generated")
     for name in sorted(_names(code)):
         value = glb.get(name, _MISSING)
         if value is _MISSING or isinstance(value, types.ModuleType):
             continue
-        out.append((glb, name, value))
+        if not generated:
+            out.append((glb, name, value))
         out.extend(_helper_reads(value, seen))
     return tuple(out)
 
@@ -68,3 +72,34 @@ def changed(reads: tuple) -> bool:
         elif where.get(name, _MISSING) is not value:
             return True
     return False
+
+
+def code_fingerprint(code: types.CodeType) -> str:
+    """A digest of what a code object does (its bytecode, names, constants and nested code, line
+    table): two bodies with one file name and line (a REPL or doctest source registered in
+    linecache, a module edited and reloaded) differ here.  (Not marshal.dumps: its output depends
+    on reference counts, so it differs between processes for the same code.)"""
+    import hashlib
+    h = hashlib.sha256()
+
+    def feed(c: types.CodeType) -> None:
+        h.update(c.co_code)
+        h.update(c.co_linetable)
+        h.update(repr((c.co_name, c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_argcount,
+                       c.co_posonlyargcount, c.co_kwonlyargcount, c.co_flags)).encode())
+        for const in c.co_consts:
+            if isinstance(const, types.CodeType):
+                feed(const)
+            else:
+                h.update(repr((type(const).__name__, const)).encode())
+    feed(code)
+    return h.hexdigest()[:32]
+
+
+def function_fingerprint(fn: Callable) -> str:
+    """code_fingerprint of `fn` and of every Python helper function it reads (their bodies are
+    inlined into the generated code, so an edit to one is an edit to the derivative)."""
+    import hashlib
+    codes = [fn.__code__] + [value.__code__ for _, _, value in reads_of(fn)
+                             if isinstance(value, types.FunctionType)]
+    return hashlib.sha256("".join(code_fingerprint(c) for c in codes).encode()).hexdigest()[:32]

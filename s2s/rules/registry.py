@@ -46,6 +46,15 @@ class OpRule:
 
 RULES: dict[int, OpRule] = {}
 _KEEPALIVE: list[Any] = []
+_CHANGES = 0                    # registrations so far (user rules can be registered at any time)
+_USER_FINGERPRINT: tuple[int, str] | None = None
+_TABLES_LOADED = False          # set once s2s's own tables are registered (see tables_loaded)
+_USER_KEYS: dict[int, None] = {}    # ops registered after that, in order: users' and third parties'
+
+
+def tables_loaded() -> None:
+    global _TABLES_LOADED
+    _TABLES_LOADED = True
 
 
 def _key(fn: Any) -> int:
@@ -54,6 +63,10 @@ def _key(fn: Any) -> int:
 
 def register(fn: Any, name: str, **fields) -> OpRule:
     """Register (or extend) the rule of `fn`, spelled `name` in generated code."""
+    global _CHANGES
+    _CHANGES += 1
+    if _TABLES_LOADED:
+        _USER_KEYS[_key(fn)] = None
     rule = RULES.get(_key(fn))
     if rule is None:
         rule = OpRule(fn=fn, name=name)
@@ -123,9 +136,36 @@ COMPOSITES: dict[int, Any] = {}
 
 
 def register_composite(fn: Any, definition: Callable) -> None:
+    global _CHANGES
+    _CHANGES += 1
+    if _TABLES_LOADED:
+        _USER_KEYS[_key(fn)] = None
     COMPOSITES[_key(fn)] = definition
     _KEEPALIVE.append(fn)
 
 
 def composite_of(fn: Any) -> Callable | None:
     return COMPOSITES.get(_key(fn))
+
+
+def user_rules_fingerprint() -> str:
+    """A digest of the rules registered outside s2s (templates, composites, refusals by users or
+    third-party packages): generated code inlines their templates, so the disk cache keys on them
+    (an edited `@s2s.adjoint` template module is another derivative)."""
+    global _USER_FINGERPRINT
+    if _USER_FINGERPRINT is not None and _USER_FINGERPRINT[0] == _CHANGES:
+        return _USER_FINGERPRINT[1]
+    import hashlib
+    from ..frontend.reads import code_fingerprint
+    h = hashlib.sha256()
+    for key in _USER_KEYS:
+        rule, definition = RULES.get(key), COMPOSITES.get(key)
+        if rule is not None:
+            h.update(repr((rule.name, rule.nondiff, rule.fresh, rule.refused, sorted(rule.bindings))).encode())
+            for tmpl in (rule.adjoint, rule.tangent):
+                code = getattr(getattr(tmpl, "fn", None), "__code__", None)
+                h.update(code_fingerprint(code).encode() if code is not None else b"-")
+        if definition is not None and hasattr(definition, "__code__"):
+            h.update(code_fingerprint(definition.__code__).encode())
+    _USER_FINGERPRINT = (_CHANGES, h.hexdigest()[:16])
+    return _USER_FINGERPRINT[1]
