@@ -155,24 +155,37 @@ def store(key: str, path: str, fname: str, namespace: dict[str, Any], base: dict
         bindings[name] = ["attr", where[0], where[1]]
     entry = {"path": path, "fname": fname, "origin": origin, "bindings": bindings,
              "deps": {d: file_hash(d) for d in sorted(set(deps)) if d and os.path.exists(d)}}
-    target = _index_path(key)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(entry, f)
-    os.replace(tmp, target)
+    tmp = None
+    try:
+        target = _index_path(key)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(entry, f)
+        os.replace(tmp, target)
+    except OSError:         # (disk full, cache made read-only: the entry is only an optimisation)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def load(key: str, base: dict[str, Any]) -> tuple[str, str, str, dict, str] | None:
     """(source, path, fname, namespace, origin) of a valid entry, or None (missing, stale, corrupt)."""
-    target = _index_path(key)
     try:
+        target = _index_path(key)
         with open(target) as f:
+            if emit.untrusted(os.fstat(f.fileno())):
+                return None
             entry = json.load(f)
         path, fname = entry["path"], entry["fname"]
+        # only a generated file of this cache, written by us, is run (a planted entry naming
+        # another file, or a file someone else wrote, is not)
+        if os.path.dirname(os.path.dirname(os.path.abspath(path))) != os.path.abspath(emit.cache_dir()):
+            return None
         for dep, digest in entry["deps"].items():
             if file_hash(dep) != digest:
                 return None
         with open(path) as f:
+            if emit.untrusted(os.fstat(f.fileno())):
+                return None
             source = f.read()
     except (OSError, ValueError, KeyError, TypeError):
         return None

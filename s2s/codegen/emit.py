@@ -22,13 +22,104 @@ _MARK = "__s2s_comment__:"
 _MARK_RE = re.compile(r"^(\s*)(\"\"\"|'''|'|\")" + re.escape(_MARK) + r"(.*)\2$", re.M)
 
 
-def cache_dir() -> str:
+class CacheDirWarning(UserWarning):
+    """The cache directory cannot be used (unwritable, or someone else could write into it)."""
+
+
+_USABLE: dict[str, str] = {}        # requested cache directory -> the directory used for it
+
+
+def requested_cache_dir() -> str:
     path = os.environ.get("S2S_CACHE_DIR")
     if not path:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        home = os.environ.get("HOME") or os.path.expanduser("~")
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
         path = os.path.join(base, "s2s")
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    return path
+    return os.path.abspath(path)
+
+
+def cache_dir() -> str:
+    """The directory generated modules, the index and Numba's machine code go to: the requested
+    one when it is ours alone and writable; else (one warning) a private folder for this process,
+    removed at exit, so s2s keeps working and leaves nothing behind."""
+    path = requested_cache_dir()
+    used = _USABLE.get(path)
+    if used is None:
+        why = _unusable(path)
+        used = _USABLE[path] = path if why is None else _fallback(path, why)
+    return used
+
+
+def _unusable(path: str) -> str | None:
+    """Why `path` cannot hold s2s's cache, or None.  Files in it are run as code (generated
+    modules, pickled machine code), so, as ssh and pip do, a directory another user could write
+    into is refused, not only one we cannot write."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.stat(path)
+    except OSError as exc:
+        return f"it cannot be created ({exc.strerror or exc})"
+    why = untrusted(st)
+    if why is not None:
+        return why
+    # folders made inside it earlier (by s2s, or Numba's __pycache__) must be ours too
+    for sub in _subfolders(path, depth=2):
+        try:
+            owner = os.stat(sub).st_uid
+        except OSError:
+            continue
+        if hasattr(os, "getuid") and owner != os.getuid():
+            return f"{sub} in it belongs to user id {owner}, not to you ({os.getuid()})"
+    try:
+        fd, probe = tempfile.mkstemp(dir=path, suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"it is not writable ({exc.strerror or exc})"
+    return None
+
+
+def _subfolders(path: str, depth: int) -> list[str]:
+    out = []
+    try:
+        entries = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return out
+    for e in entries:
+        out.append(e.path)
+        if depth > 1:
+            out.extend(_subfolders(e.path, depth - 1))
+    return out
+
+
+def untrusted(st: os.stat_result) -> str | None:
+    """Why a cache file or directory with this status must not be trusted, or None."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"it belongs to user id {st.st_uid}, not to you ({os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"other users can write into it (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def _fallback(path: str, why: str) -> str:
+    import atexit
+    import shutil
+    import warnings
+    private = tempfile.mkdtemp(prefix="s2s-cache-")       # (mode 0700, ours)
+    atexit.register(shutil.rmtree, private, True)
+    warnings.warn(f"s2s does not use the cache directory {path}: {why}. Generated code is kept for "
+                  f"this process only. Set S2S_CACHE_DIR to a directory of yours that only you can "
+                  f"write to.", CacheDirWarning, stacklevel=4)
+    return private
+
+
+def cache_write_failed(folder: str, exc: OSError) -> None:
+    """A write under the cache failed (disk full, made read-only meanwhile): use a private folder
+    from now on."""
+    path = requested_cache_dir()
+    if _USABLE.get(path) != path or not os.path.abspath(folder).startswith(path):
+        raise exc
+    _USABLE[path] = _fallback(path, f"writing to it failed ({exc.strerror or exc})")
 
 
 def _comment(text: str) -> gast.Expr:
@@ -84,14 +175,25 @@ def write_module(source: str, stem: str) -> str:
     # One folder per version of s2s: machine code cached by Numba next to a file never
     # outlives the s2s that generated it.
     from .diskcache import s2s_version
-    folder = os.path.join(cache_dir(), "v" + s2s_version()[:8])
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    path = os.path.join(folder, f"{safe}_{digest}.py")
-    if not (os.path.exists(path) and _read(path) == source):
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
+    for attempt in (0, 1):
+        folder = os.path.join(cache_dir(), "v" + s2s_version()[:8])
+        path = os.path.join(folder, f"{safe}_{digest}.py")
+        if _read(path) == source:
+            return path
+        tmp = None
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                f.write(source)
+            os.replace(tmp, path)
+            return path
+        except OSError as exc:
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)                    # (no partial files left behind)
+            if attempt:
+                raise
+            cache_write_failed(folder, exc)
     return path
 
 
