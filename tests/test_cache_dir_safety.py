@@ -185,3 +185,66 @@ def test_a_full_disk_switches_to_a_private_folder_and_leaves_no_partial_file(cac
     assert len(caught) == 1 and "No space left" in str(caught[0].message)
     leftovers = [p for p in glob.glob(str(cache / "**" / "*"), recursive=True) if os.path.isfile(p)]
     assert leftovers == [], leftovers
+
+
+# ----- Numba's machine code is checked before it runs (issue 17, item 11) -----------------------
+
+def loss_a(x):
+    return np.sum(np.sin(x) * x)
+
+
+def loss_b(x):
+    return np.sum(x ** 3)
+
+
+JIT_CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import s2s
+    from numba.core import event
+    sys.path.insert(0, {tests!r})
+    from test_cache_dir_safety import loss_a, loss_b
+    compiled = []
+    class Count(event.Listener):
+        def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__name__)
+        def on_end(self, ev): pass
+    event.register("numba:compile", Count())
+    x = np.array([0.5, -1.5, 2.0])
+    a = s2s.jit(s2s.grad(loss_a))(x).tolist()
+    b = s2s.jit(s2s.grad(loss_b))(x).tolist()
+    print(json.dumps([a, b, sorted(set(compiled))]))
+""")
+
+
+def _jit_child(cache):
+    env = dict(os.environ, S2S_CACHE_DIR=str(cache))
+    code = JIT_CHILD.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    a, b, compiled = json.loads(res.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(a, np.sin(X) + X * np.cos(X), rtol=1e-12)
+    np.testing.assert_allclose(b, 3.0 * X ** 2, rtol=1e-12)
+    return compiled
+
+
+def _machine_code(cache, stem):
+    (path,) = [p for p in glob.glob(str(cache / "*" / "__pycache__" / "*.nbc")) if os.path.basename(p).startswith(stem)]
+    return path
+
+
+def test_edited_or_damaged_machine_code_is_compiled_again_not_run(tmp_path):
+    cache = tmp_path / "cache"
+    assert "loss_a_grad" in _jit_child(cache)
+    assert not any(name.endswith("_grad") for name in _jit_child(cache))    # warm: loaded, not compiled
+    # edited: loss_a's cached machine code replaced by loss_b's (valid code, the wrong function)
+    a, b = _machine_code(cache, "loss_a_grad"), _machine_code(cache, "loss_b_grad")
+    with open(b, "rb") as src, open(a, "wb") as dst:
+        dst.write(src.read())
+    assert "loss_a_grad" in _jit_child(cache)          # right answers (checked inside), recompiled
+    # damaged: bytes flipped in the middle
+    data = bytearray(open(a, "rb").read())
+    data[len(data) // 2: len(data) // 2 + 64] = bytes(64)
+    open(a, "wb").write(bytes(data))
+    assert "loss_a_grad" in _jit_child(cache)
+    # the entry was rewritten: the next process loads it again
+    assert not any(name.endswith("_grad") for name in _jit_child(cache))

@@ -18,7 +18,13 @@ process the wrong machine code, silently:
    random name first, then adds it to the index (an entry lost to a concurrent index
    write only means a recompile).
 
-Importing this module applies both, once.
+3. Unchecked loads.  A machine-code file (`.nbc`) is unpickled and linked as it is found: an
+   edited one runs, a damaged one fails every later run (an LLVM bitcode error, not a
+   cache problem).  Fix: each save writes the data's SHA-256 beside it (`.nbc.sha256`); a
+   load whose data does not match (or has no digest) is a miss, and any failure to load an
+   entry is a miss too: the function is compiled again and the entry rewritten.
+
+Importing this module applies all three, once.
 """
 from __future__ import annotations
 
@@ -48,12 +54,57 @@ def _race_free_saves() -> None:
     caching.IndexDataCacheFile.save = save
 
 
+class DamagedCacheEntry(Exception):
+    """A cached machine-code file whose content is not what was saved."""
+
+
+def _verified_loads() -> None:
+    import hashlib
+    import pickle
+
+    from numba.core import caching
+
+    def save_data(self, name, data):
+        data = self._dump(data)
+        path = self._data_path(name)
+        with self._open_for_write(path + ".sha256") as f:      # (the digest first: a crash between
+            f.write(hashlib.sha256(data).hexdigest().encode())  # the two leaves a miss, not a hit)
+        with self._open_for_write(path) as f:
+            f.write(data)
+
+    def load_data(self, name):
+        path = self._data_path(name)
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            with open(path + ".sha256", "rb") as f:
+                digest = f.read().decode()
+        except OSError:
+            raise DamagedCacheEntry(f"{path}: no digest") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise DamagedCacheEntry(f"{path}: content differs from what was saved")
+        return pickle.loads(data)
+
+    real_load_overload = caching.Cache.load_overload
+
+    def load_overload(self, sig, target_context):
+        try:
+            return real_load_overload(self, sig, target_context)
+        except Exception:           # damaged, edited or unreadable: compile again (and save anew)
+            return None
+
+    caching.IndexDataCacheFile._save_data = save_data
+    caching.IndexDataCacheFile._load_data = load_data
+    caching.Cache.load_overload = load_overload
+
+
 def apply() -> None:
     from numba.core import caching
     if getattr(caching, "_s2s_patched", False):
         return
     _unique_symbols_across_processes()
     _race_free_saves()
+    _verified_loads()
     caching._s2s_patched = True
 
 
