@@ -394,7 +394,11 @@ class Transformed:
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # float32 in, float32 out (computed in float64)
-        return precision.narrow(self._call(args), low)
+        try:
+            return precision.narrow(self._call(args), low)
+        except Exception as exc:
+            _note_user_line(exc)
+            raise
 
     def _call(self, args):
         if any(0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.argnums):
@@ -700,7 +704,11 @@ class Jacobian:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
-        return self.source_for(len(args))(*args)
+        try:
+            return self.source_for(len(args))(*args)
+        except Exception as exc:
+            _note_user_line(exc)
+            raise
 
     def _s2s_inline_source(self, nargs: int) -> Callable:
         return self.source_for(nargs)
@@ -874,7 +882,11 @@ class Batched:
 
     def __call__(self, *args):
         args, low = precision.widen(args)
-        return precision.narrow(self._call(args), low)
+        try:
+            return precision.narrow(self._call(args), low)
+        except Exception as exc:
+            _note_user_line(exc)
+            raise
 
     def _call(self, args):
         if isinstance(self.fun, Batched):
@@ -1120,7 +1132,31 @@ class Jitted:
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # one float64 compiled path for float32 inputs too
-        return precision.narrow(self._call(args), low)
+        try:
+            return precision.narrow(self._call(args), low)
+        except S2SError:
+            raise
+        except Exception as exc:
+            if _note_user_line(exc) or self.target == "cuda":
+                raise
+            # raised by the compiled code (an index out of bounds, a singular matrix, ...): it has
+            # no Python frames to say where, so the generated Python runs to locate it
+            located = self._located_in_python(exc, args)
+            if located is None:
+                raise
+            raise located from None
+
+    def _located_in_python(self, exc: Exception, args) -> Exception | None:
+        try:
+            self.python_version(len(args))(*args)
+        except Exception as again:       # noqa: BLE001 - the same failure, raised where it happens
+            if not isinstance(again, type(exc)) and not isinstance(exc, type(again)):
+                return None
+            if _note_user_line(again):
+                again.add_note("(raised by the compiled code; located by running the generated Python on the "
+                               "same arguments)")
+                return again
+        return None
 
     def _call(self, args):
         for g in self._gens.values():
@@ -1278,6 +1314,36 @@ def numba_cache():
     return module
 
 
+def _note_user_line(exc: Exception) -> bool:
+    """Add a note naming the user's file and line to an exception raised while generated code ran
+    (an IndexError, a LinAlgError, the user's own raise): the traceback alone ends in a file s2s
+    wrote.  True when a generated frame was found (the note was added, or was already there)."""
+    if isinstance(exc, S2SError):
+        return True
+    if any(note.startswith("in your code:") for note in getattr(exc, "__notes__", ())):
+        return True
+    tb, site = exc.__traceback__, None
+    while tb is not None:
+        gen = _generated_by_path(tb.tb_frame.f_code.co_filename)
+        if gen is not None:
+            site = (gen, tb.tb_lineno)       # (the deepest generated frame)
+        tb = tb.tb_next
+    if site is None:
+        return False
+    try:
+        filename, lineno, where, helper = _user_site(*site)
+    except Exception:                        # noqa: BLE001 - a note is a courtesy; keep the error
+        return True
+    if filename is not None:
+        text = f'in your code: File "{filename}", line {lineno}'
+        if where:
+            text += f"\n    {where.strip()}"
+        if helper:
+            text += f"\n  (inside s2s's helper {helper})"
+        exc.add_note(text)
+    return True
+
+
 def _run_compiled(gen: Generated, args):
     try:
         return gen.fn(*args)
@@ -1321,11 +1387,16 @@ def _raised_inside_numba(exc) -> bool:
         return False
     package = os.path.dirname(os.path.abspath(numba.__file__)) + os.sep
     passes = os.path.join(package, "core", "compiler_machinery.py")
+    previous = None
     while tb.tb_next is not None:
         # raised while Numba's compiler ran (its passes: type inference calling s2s's overloads)
         if os.path.abspath(tb.tb_frame.f_code.co_filename) == passes:
             return True
-        tb = tb.tb_next
+        previous, tb = tb, tb.tb_next
+    if previous is not None and not os.path.abspath(previous.tb_frame.f_code.co_filename).startswith(package):
+        # one Numba frame right below the caller's: a `raise` in compiled code (Numba gives it the
+        # location of the raise in its sources: np.linalg's LinAlgError), not its compiler
+        return False
     return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package)
 
 

@@ -429,7 +429,9 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
     import numba
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=numba.NumbaPerformanceWarning)
-        return numba.njit(cache=cache, parallel=(target == "parallel"))(fn)
+        # boundscheck: an index out of range raises IndexError, as in Python, instead of reading or
+        # writing past the array (garbage, or a crash); measured at most ~10% on the benchmarks
+        return numba.njit(cache=cache, parallel=(target == "parallel"), boundscheck=True)(fn)
 
 
 def _quiet_contiguity_warnings() -> None:

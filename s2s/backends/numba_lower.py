@@ -36,8 +36,15 @@ def compiled_helper(fn):
 _overload = overload
 
 
+# Helpers index with the user's indices (add_at(dx, i, g) is the adjoint of x[i]): out of range
+# must raise IndexError, as the generated Python does, never write past an array.  (The jit flag
+# does not reach overloads: each is compiled with its own options.)
+CHECKED = {"boundscheck": True}
+
+
 def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
     OVERLOADED.add(id(fn))
+    kwargs["jit_options"] = {**CHECKED, **kwargs.get("jit_options", {})}
     return _overload(fn, *args, **kwargs)
 
 

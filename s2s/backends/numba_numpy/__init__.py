@@ -42,7 +42,9 @@ def standin(original: Callable, home: str | None = None, **overload_options):
         fn.__name__ = fn.__qualname__ = getattr(original, "__name__", "standin")
         module = home or getattr(original, "__module__", None) or "numpy"
         fn.__doc__ = f"{module}.{fn.__name__} in code compiled by s2s (see s2s.backends.numba_numpy)."
-        overload(fn, prefer_literal=True, **overload_options)(typer)
+        # (indices out of range raise IndexError: see numba_lower.CHECKED)
+        options = {**overload_options, "jit_options": {"boundscheck": True, **overload_options.get("jit_options", {})}}
+        overload(fn, prefer_literal=True, **options)(typer)
         STANDINS[id(original)] = fn
         _ORIGINALS[id(fn)] = original
         return typer
