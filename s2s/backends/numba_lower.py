@@ -161,6 +161,8 @@ def _zeros_like(x):
         def impl(x):
             return List.empty_list(x.item_type)
         return impl
+    if isinstance(x, types.List) and _is_array(x.dtype):     # np.split's pieces: one zero array each
+        return lambda x: [np.zeros(e.shape) for e in x]
     if isinstance(x, types.BaseTuple):      # an op's tuple result (see add_at_value)
         if len(x) == 0:
             return lambda x: ()
