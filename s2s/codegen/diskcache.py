@@ -14,7 +14,6 @@ the directory is private to the user (0700).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import sys
@@ -142,7 +141,7 @@ def store(key: str, path: str, fname: str, namespace: dict[str, Any], base: dict
           deps: list[str], origin: str, home_module: str | None = None) -> None:
     """Record an entry (silently skipped if an injected global cannot be found again)."""
     bindings = {}
-    home = sys.modules.get(home_module) if home_module else None
+    home = (sys.modules.get(home_module) or emit._UNREGISTERED.get(home_module)) if home_module else None
     for name, obj in namespace.items():
         if name in base and base[name] is obj:
             continue
@@ -198,7 +197,7 @@ def load(key: str, base: dict[str, Any]) -> tuple[str, str, str, dict, str] | No
             if spec[0] == "const":
                 namespace[name] = spec[1]
             else:
-                namespace[name] = getattr(importlib.import_module(spec[1]), spec[2])
+                namespace[name] = getattr(emit.find_module(spec[1]), spec[2])
     except (ImportError, AttributeError):
         return None
     return source, path, fname, namespace, entry.get("origin", "")

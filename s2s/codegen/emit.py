@@ -14,6 +14,7 @@ import linecache
 import os
 import re
 import tempfile
+import weakref
 from typing import Any
 
 import gast
@@ -228,7 +229,22 @@ def load_function(source: str, path: str, fname: str, namespace: dict[str, Any],
     exec(code, glb)
     if register:
         sys.modules[modname] = module
+    else:
+        # found by name by the disk cache (a transform of this code binds its globals by module
+        # and attribute) while its functions live: the globals keep the module, weakly listed here
+        glb["__s2s_module__"] = module
+        _UNREGISTERED[modname] = module
     return glb[fname]
+
+
+_UNREGISTERED: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
+
+
+def find_module(name: str):
+    """A module by name: imported, or generated code s2s loaded without registering it."""
+    import importlib
+    module = _UNREGISTERED.get(name)
+    return module if module is not None else importlib.import_module(name)
 
 
 def header(description: str, namespace: dict[str, Any], body_source: str, imports: bool = True) -> str:
