@@ -23,21 +23,26 @@ def _narrow_dtype(x):
     return None
 
 
-def _widen(x):
+def _map_containers(leaf, x):
+    """leaf applied to every leaf of x, through tuples (not named ones), lists and dicts."""
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_map_containers(leaf, e) for e in x)
+    if isinstance(x, list):
+        return [_map_containers(leaf, e) for e in x]
+    if isinstance(x, dict):
+        return {k: _map_containers(leaf, v) for k, v in x.items()}
+    return leaf(x)
+
+
+def _widen_leaf(x):
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.type in _NARROW:
         return x.astype(np.float64) if isinstance(x, np.ndarray) else np.float64(x)
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_widen(e) for e in x)
-    if isinstance(x, list):
-        return [_widen(e) for e in x]
-    if isinstance(x, dict):
-        return {k: _widen(v) for k, v in x.items()}
     return x
 
 
-def _plain_arrays(x):
-    """x with array subclasses that only change where the data lives (np.memmap) viewed as plain
-    arrays; subclasses that change what operators mean (np.matrix: `*` is a matrix product, masked
+def _plain_array(x):
+    """x, or for an array subclass that only changes where the data lives (np.memmap) the plain
+    array; subclasses that change what operators mean (np.matrix: `*` is a matrix product, masked
     arrays: masked entries) are refused: NumPy, s2s's rules and Numba would each give another answer."""
     if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
         if isinstance(x, np.memmap):
@@ -49,18 +54,12 @@ def _plain_arrays(x):
             f"results stay 2-d; masked arrays skip masked entries); s2s differentiates plain arrays. "
             f"Pass np.asarray(x) (for a masked array: x.filled(value) or x.compressed()), and write "
             f"matrix products with `@`")
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_plain_arrays(e) for e in x)
-    if isinstance(x, list):
-        return [_plain_arrays(e) for e in x]
-    if isinstance(x, dict):
-        return {k: _plain_arrays(v) for k, v in x.items()}
     return x
 
 
 def widen(args: tuple) -> tuple[tuple, object]:
     """(args with float32/float16 leaves as float64, the precision to give results back in or None).
-    Array subclasses are viewed as plain arrays or refused first (_plain_arrays)."""
+    Array subclasses are viewed as plain arrays or refused first (_plain_array)."""
     for a in args:      # the common case, quickly: plain arrays and numbers, no float32/float16
         t = type(a)
         if t is np.ndarray:
@@ -70,13 +69,13 @@ def widen(args: tuple) -> tuple[tuple, object]:
             break
     else:
         return args, None
-    args = tuple(_plain_arrays(a) for a in args)
+    args = tuple(_map_containers(_plain_array, a) for a in args)
     dtype = _narrow_dtype(list(args))
     if dtype is None or dtype.type not in _NARROW:
         if not any(_narrow_dtype(a) is not None and _narrow_dtype(a).type in _NARROW for a in args):
             return args, None
-        return tuple(_widen(a) for a in args), None
-    return tuple(_widen(a) for a in args), dtype.type
+        return tuple(_map_containers(_widen_leaf, a) for a in args), None
+    return tuple(_map_containers(_widen_leaf, a) for a in args), dtype.type
 
 
 def narrow(out, dtype):
