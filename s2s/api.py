@@ -50,7 +50,7 @@ class _PerFunctionCache:
 
     def __init__(self):
         self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._strong: dict = {}          # (sources that cannot be weakly referenced)
+        self._strong: dict = {}          # (sources that cannot be weakly referenced: held, as keys)
 
     def _table(self, fn, create: bool) -> dict | None:
         try:
@@ -58,9 +58,9 @@ class _PerFunctionCache:
             if table is None and create:
                 table = self._by_fn[fn] = {}
         except TypeError:
-            table = self._strong.get(id(fn))
+            table = self._strong.get(fn)
             if table is None and create:
-                table = self._strong[id(fn)] = {}
+                table = self._strong[fn] = {}
         return table
 
     def get(self, key: tuple, default=None):

@@ -27,6 +27,8 @@ import numpy as np
 from numba.core import types as nbtypes
 from numba.extending import overload
 
+from ..numba_lower import CHECKED
+
 STANDINS: dict[int, Callable] = {}        # id(original function) -> its stand-in
 _ORIGINALS: dict[int, Callable] = {}      # id(stand-in) -> the original
 _MODULES: dict[str, Any] = {}             # module name -> its copy for Numba
@@ -43,7 +45,7 @@ def standin(original: Callable, home: str | None = None, **overload_options):
         module = home or getattr(original, "__module__", None) or "numpy"
         fn.__doc__ = f"{module}.{fn.__name__} in code compiled by s2s (see s2s.backends.numba_numpy)."
         # (indices out of range raise IndexError: see numba_lower.CHECKED)
-        options = {**overload_options, "jit_options": {"boundscheck": True, **overload_options.get("jit_options", {})}}
+        options = {**overload_options, "jit_options": {**CHECKED, **overload_options.get("jit_options", {})}}
         overload(fn, prefer_literal=True, **options)(typer)
         STANDINS[id(original)] = fn
         _ORIGINALS[id(fn)] = original
