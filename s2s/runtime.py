@@ -155,10 +155,29 @@ def check_rank(x, rank, what):
         raise ValueError(f"s2s: {what} is differentiated for arrays of rank {rank} only, not {np.ndim(x)}")
 
 
+_NUMBERS = (float, int, complex)
+
+
+def _shape(v) -> tuple:
+    """np.shape without its cost on scalars (np.shape(0.5) makes an array: 2 us, paid several
+    times per statement of a scalar loop's backward sweep)."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.shape
+    if isinstance(v, _NUMBERS):
+        return ()
+    return np.shape(v)
+
+
+_SCALAR_CLASSES = frozenset({float, int, bool, complex, np.float64, np.float32, np.float16, np.int64, np.int32,
+                             np.complex128, np.complex64, np.bool_})
+
+
 def unbroadcast(g, x):
     """Sum g over the axes along which x was broadcast, giving x's shape."""
-    shape = np.shape(x)
-    gshape = np.shape(g)
+    if g.__class__ in _SCALAR_CLASSES and x.__class__ in _SCALAR_CLASSES:
+        return g            # (the common case of a scalar loop, decided without a call)
+    shape = _shape(x)
+    gshape = _shape(g)
     if gshape == shape:
         return g
     extra = len(gshape) - len(shape)
@@ -172,8 +191,10 @@ def unbroadcast(g, x):
 
 def broadcast_like(g, x):
     """Broadcast g to x's shape (the adjoint of unbroadcast)."""
-    shape = np.shape(x)
-    if np.shape(g) == shape:
+    if g.__class__ in _SCALAR_CLASSES and x.__class__ in _SCALAR_CLASSES:
+        return g
+    shape = _shape(x)
+    if _shape(g) == shape:
         return g
     return np.broadcast_to(g, shape)
 

@@ -14,6 +14,7 @@ import gast
 from ..rules import lookup
 from .. import runtime as rt
 from ..frontend.normalize import walk_stmts as _stmts
+from ..frontend.nodes import iter_nodes
 
 
 def operand_names(value) -> list[str]:
@@ -29,7 +30,7 @@ def operand_names(value) -> list[str]:
     if isinstance(value, gast.Subscript):
         # the index's names too: an index computed from a differentiated value (`obj[x]` of an
         # object whose __getitem__ computes) must be seen, then refused, never taken as constant
-        index = [n.id for n in gast.walk(value.slice) if isinstance(n, gast.Name)]
+        index = [n.id for n in iter_nodes(value.slice) if isinstance(n, gast.Name)]
         return ([value.value.id] if isinstance(value.value, gast.Name) else []) + index
     if isinstance(value, gast.Call):
         rule = lookup(getattr(value, "s2s_fn", None))
@@ -37,12 +38,12 @@ def operand_names(value) -> list[str]:
             return []
         out = []
         for a in list(value.args) + [k.value for k in value.keywords]:
-            for n in gast.walk(a):
+            for n in iter_nodes(a):
                 if isinstance(n, gast.Name):
                     out.append(n.id)
         return out
     if isinstance(value, (gast.Tuple, gast.List)):
-        return [n.id for n in gast.walk(value) if isinstance(n, gast.Name)]
+        return [n.id for n in iter_nodes(value) if isinstance(n, gast.Name)]
     return []  # constants, comparisons, attributes (.shape)
 
 
@@ -80,7 +81,7 @@ def _edges(body: list) -> list[tuple[str, str]]:
             args = s.value.args
             if fn in WRITES_FIRST_ARGUMENT and args and isinstance(args[0], gast.Name):
                 for a in args[1:]:
-                    for n in gast.walk(a):
+                    for n in iter_nodes(a):
                         if isinstance(n, gast.Name):
                             edges.append((n.id, args[0].id))
     return edges

@@ -23,11 +23,12 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from ..frontend.nodes import iter_nodes, names_in
 from ..frontend.normalize import walk_stmts as _stmts
 
 
 def _stores(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in iter_nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _top_level_reads(body) -> set[int]:
@@ -42,7 +43,7 @@ def _top_level_reads(body) -> set[int]:
         else:
             parts = [s]
         for p in parts:
-            out |= {id(n) for n in gast.walk(p) if isinstance(n, gast.Name)}
+            out |= {id(n) for n in iter_nodes(p) if isinstance(n, gast.Name)}
     return out
 
 
@@ -110,12 +111,12 @@ class _Finder:
         return False
 
     def reads_dominated(self, v: str, later: list) -> bool:
-        allowed = {id(n) for s in later for n in gast.walk(s) if isinstance(n, gast.Name)} | self.top_reads
+        allowed = {id(n) for s in later for n in iter_nodes(s) if isinstance(n, gast.Name)} | self.top_reads
         for s in _stmts(self.body):
             parts = [s.test] if isinstance(s, (gast.If, gast.While)) else [s.iter] if isinstance(s, gast.For) \
                 else [s]
             for p in parts:
-                for n in gast.walk(p):
+                for n in iter_nodes(p):
                     if isinstance(n, gast.Name) and n.id == v and not isinstance(n.ctx, gast.Store) \
                             and id(n) not in allowed:
                         return False
@@ -165,7 +166,7 @@ def _shape_fact(value, defs, depth: int = 0) -> bool:
 
 
 def _names(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return names_in(node)
 
 
 def rematerializable(body: list, params: list[str], written: set[str]) -> dict[str, gast.Assign]:

@@ -17,7 +17,6 @@ machine code next to the file, so a second process does not recompile).
 from __future__ import annotations
 
 import builtins
-import copy
 import types as pytypes
 import warnings
 from typing import Any, Callable
@@ -29,6 +28,7 @@ from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import Namer, assign, call_named, const, copy_loc, name, namer_for
 from . import memory, numba_cache, numba_lower, numba_numpy, vecmath  # noqa: F401 - importing registers the Numba overloads
+from ..frontend.nodes import clone, iter_nodes
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
                id(np.min): "reduce_min", id(np.amin): "reduce_min", id(np.prod): "reduce_prod",
@@ -158,17 +158,17 @@ class _Lower(gast.NodeTransformer):
         if self.target == "parallel" and not getattr(loop, "s2s_rows_accumulate", False):
             loop.iter.func = name("prange")
         work = getattr(loop, "s2s_inner", loop)     # a two-deep loop's per-element body is the inner one
-        trig = [c for c in gast.walk(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
+        trig = [c for c in iter_nodes(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
         if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
             return body
-        rerun_loop = copy.deepcopy(loop)     # keeps fast_sin/fast_cos: libm on scalars
+        rerun_loop = clone(loop)     # keeps fast_sin/fast_cos: libm on scalars
         count = self.namer.fresh("n_uncovered")
         here = self.namer.fresh("uncovered")   # per element, so that `count` is a single (prange) reduction
         new_body = [assign(here, const(0))]
         for stmt in work.body:
-            for c in gast.walk(stmt):
+            for c in iter_nodes(stmt):
                 if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS:
-                    uncovered = call_named("trig_uncovered", [copy.deepcopy(c.args[0])])
+                    uncovered = call_named("trig_uncovered", [clone(c.args[0])])
                     new_body.append(assign(here, gast.BinOp(name(here), gast.Add(), uncovered)))
                     kernel = _TRIG_KERNELS[id(c.s2s_fn)]
                     c.func = name(kernel)
@@ -177,7 +177,7 @@ class _Lower(gast.NodeTransformer):
         new_body.append(assign(count, gast.BinOp(name(count), gast.Add(), name(here))))
         work.body = new_body
         # accumulators start again from their initial values (the statements `acc = 0.0` before the loop)
-        resets = [copy.deepcopy(s) for s in body[:at]
+        resets = [clone(s) for s in body[:at]
                   if isinstance(s, gast.Assign) and isinstance(s.value, gast.Constant)]
         # and so do the sums over rows of a two-deep loop (arrays from fused_zeros)
         resets += [gast.Expr(gast.Call(func=gast.Attribute(name(s.targets[0].id), "fill", gast.Load()),
@@ -234,14 +234,14 @@ class _Lower(gast.NodeTransformer):
         first = self.namer.fresh(target + "_0")
         b = self.namer.fresh("b")
         msg = "vmap: a per-example loop needs at least one example (np.stack of no arrays)"
-        check = gast.If(test=gast.Compare(copy.deepcopy(size), [gast.Lt()], [const(1)]),
+        check = gast.If(test=gast.Compare(clone(size), [gast.Lt()], [const(1)]),
                         body=[gast.Raise(exc=gast.Call(func=name("ValueError"), args=[const(msg)], keywords=[]),
                                          cause=None)], orelse=[])
         put_first = gast.Expr(call_named(put, [name(target), const(0), name(first)]))
         put_rest = gast.Expr(call_named(put, [name(target), name(b), example(name(b))]))
-        loop = gast.For(target=name(b, gast.Store()), iter=call_named("range", [const(1), copy.deepcopy(size)]),
+        loop = gast.For(target=name(b, gast.Store()), iter=call_named("range", [const(1), clone(size)]),
                         body=[put_rest], orelse=[], type_comment=None)
-        out = [check, assign(first, example(const(0))), assign(target, call_named(empty, [name(first), copy.deepcopy(size)])),
+        out = [check, assign(first, example(const(0))), assign(target, call_named(empty, [name(first), clone(size)])),
                put_first, loop]
         for s in out:
             copy_loc(s, like)
@@ -268,12 +268,12 @@ class _Lower(gast.NodeTransformer):
         from ..transforms.batching import _getitem
 
         def example(b):
-            ex = [gast.Subscript(copy.deepcopy(a), copy.deepcopy(b), gast.Load()) if f.value else copy.deepcopy(a)
+            ex = [gast.Subscript(clone(a), clone(b), gast.Load()) if f.value else clone(a)
                   for a, f in zip(args.elts, flags.elts)]
             if fn is _getitem and len(ex) == 2 and not keywords:     # x[index] per example
                 return gast.Subscript(ex[0], ex[1], gast.Load())
-            c = gast.Call(func=copy.deepcopy(fn_node), args=ex,
-                          keywords=[gast.keyword(k, copy.deepcopy(v)) for k, v in keywords])
+            c = gast.Call(func=clone(fn_node), args=ex,
+                          keywords=[gast.keyword(k, clone(v)) for k, v in keywords])
             c.s2s_fn = fn
             return c
         loop, _ = self.example_loop(target, size, example, "bmap_empty", "bmap_put", node)
@@ -294,18 +294,18 @@ class _Lower(gast.NodeTransformer):
 
         def take(a, ax, b):     # np.take(a, b, axis=ax) as a basic index (a view)
             if ax is None:
-                return copy.deepcopy(a)
-            parts = [gast.Slice(None, None, None) for _ in range(ax)] + [copy.deepcopy(b)] if ax >= 0 else \
-                [const(Ellipsis), copy.deepcopy(b)] + [gast.Slice(None, None, None) for _ in range(-ax - 1)]
-            return gast.Subscript(copy.deepcopy(a), gast.Tuple(parts, gast.Load()) if len(parts) > 1 else parts[0],
+                return clone(a)
+            parts = [gast.Slice(None, None, None) for _ in range(ax)] + [clone(b)] if ax >= 0 else \
+                [const(Ellipsis), clone(b)] + [gast.Slice(None, None, None) for _ in range(-ax - 1)]
+            return gast.Subscript(clone(a), gast.Tuple(parts, gast.Load()) if len(parts) > 1 else parts[0],
                                   gast.Load())
 
         def example(b):
-            return gast.Call(func=copy.deepcopy(fn_node), args=[take(a, ax.value, b) for a, ax in
+            return gast.Call(func=clone(fn_node), args=[take(a, ax.value, b) for a, ax in
                                                                 zip(args.elts, in_axes.elts)], keywords=[])
         out = self.namer.fresh("stacked")
         loop, first = self.example_loop(out, size, example, "stack_empty", "stack_put", node)
-        ret = gast.Return(value=call_named("stack_finish", [name(out), name(first), copy.deepcopy(out_axes)]))
+        ret = gast.Return(value=call_named("stack_finish", [name(out), name(first), clone(out_axes)]))
         copy_loc(ret, node)
         return loop + [ret]
 
@@ -315,12 +315,12 @@ class _Lower(gast.NodeTransformer):
         if isinstance(it, gast.Call) and getattr(it, "s2s_fn", None) is builtins.reversed:
             inner = it.args[0]
             if isinstance(inner, gast.Name) and inner.id in self.reversed_ranges:
-                node.iter = copy.deepcopy(self.reversed_ranges[inner.id])
+                node.iter = clone(self.reversed_ranges[inner.id])
                 return node
             if isinstance(inner, gast.Name) and inner.id in self.ranges:
                 inner = self.ranges[inner.id]
             if isinstance(inner, gast.Call) and getattr(inner, "s2s_fn", None) is builtins.range:
-                new = gast.Call(func=name("reversed_range"), args=copy.deepcopy(inner.args), keywords=[])
+                new = gast.Call(func=name("reversed_range"), args=clone(inner.args), keywords=[])
                 new.s2s_fn = numba_lower.reversed_range
                 node.iter = new
         return node
@@ -377,7 +377,7 @@ class _Lower(gast.NodeTransformer):
         # range(...)[::-1] (reversed loops of re-normalized code) -> reversed_range(...)
         if isinstance(node.value, gast.Name) and node.value.id in self.ranges and isinstance(node.slice, gast.Slice) \
                 and node.slice.lower is None and node.slice.upper is None and _const(node.slice.step) == -1:
-            new = gast.Call(func=name("reversed_range"), args=copy.deepcopy(self.ranges[node.value.id].args),
+            new = gast.Call(func=name("reversed_range"), args=clone(self.ranges[node.value.id].args),
                             keywords=[])
             new.s2s_fn = numba_lower.reversed_range
             return new
@@ -390,7 +390,7 @@ class _Lower(gast.NodeTransformer):
                 return k
             start = args[0]
             step = args[2] if len(args) > 2 else gast.Constant(1, None)
-            return gast.BinOp(copy.deepcopy(start), gast.Add(), gast.BinOp(k, gast.Mult(), copy.deepcopy(step)))
+            return gast.BinOp(clone(start), gast.Add(), gast.BinOp(k, gast.Mult(), clone(step)))
         return node
 
 
@@ -409,18 +409,18 @@ def _as_array(node):
 def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu") -> gast.FunctionDef:
     """Rewrite a generated function so Numba's nopython mode compiles it."""
     ranges = {}
-    for s in gast.walk(fdef):
+    for s in iter_nodes(fdef):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
                 and getattr(s.value, "s2s_fn", None) is builtins.range:
             ranges[s.targets[0].id] = s.value
     reversed_ranges = {}
-    for s in gast.walk(fdef):     # r = range(...)[::-1] (normalized `reversed(range(...))`)
+    for s in iter_nodes(fdef):     # r = range(...)[::-1] (normalized `reversed(range(...))`)
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
                 and isinstance(s.value, gast.Subscript) and isinstance(s.value.value, gast.Name) \
                 and s.value.value.id in ranges and isinstance(s.value.slice, gast.Slice) \
                 and s.value.slice.lower is None and s.value.slice.upper is None \
                 and _const(s.value.slice.step) == -1:
-            reversed_ranges[s.targets[0].id] = copy.deepcopy(ranges[s.value.value.id])
+            reversed_ranges[s.targets[0].id] = clone(ranges[s.value.value.id])
     return _Lower(ranges, namespace, reversed_ranges, target, namer_for(fdef, namespace)).visit(fdef)
 
 

@@ -16,7 +16,6 @@ before numba.cuda is imported (tests/cuda runs in its own pytest process).
 """
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any
 
@@ -28,6 +27,7 @@ from ..analysis.resolve import resolve_call
 from ..codegen import emit
 from ..errors import TransformError
 from ..frontend.normalize import name
+from ..frontend.nodes import clone, iter_nodes
 
 # np ufunc -> the math function a device function calls on scalars
 _MATH = {np.sin: "sin", np.cos: "cos", np.tan: "tan", np.exp: "exp", np.log: "log", np.sqrt: "sqrt",
@@ -64,7 +64,7 @@ class _ScalarLower(gast.NodeTransformer):
         if fn is rt.tie_weight:
             a, b = node.args
             return gast.IfExp(gast.Compare(a, [gast.Gt()], [b]), gast.Constant(1.0, None),
-                              gast.IfExp(gast.Compare(copy.deepcopy(a), [gast.Eq()], [copy.deepcopy(b)]),
+                              gast.IfExp(gast.Compare(clone(a), [gast.Eq()], [clone(b)]),
                                          gast.Constant(0.5, None), gast.Constant(0.0, None)))
         if fn is np.where:
             c, a, b = node.args
@@ -78,10 +78,10 @@ class _ScalarLower(gast.NodeTransformer):
             return gast.BinOp(gast.Call(func=name("float"), args=[gast.Compare(x, [gast.Gt()], [gast.Constant(0, None)])],
                                         keywords=[]), gast.Sub(),
                               gast.Call(func=name("float"),
-                                        args=[gast.Compare(copy.deepcopy(x), [gast.Lt()], [gast.Constant(0, None)])],
+                                        args=[gast.Compare(clone(x), [gast.Lt()], [gast.Constant(0, None)])],
                                         keywords=[]))
         if fn in (np.square,):
-            return gast.BinOp(node.args[0], gast.Mult(), copy.deepcopy(node.args[0]))
+            return gast.BinOp(node.args[0], gast.Mult(), clone(node.args[0]))
         if fn in (np.negative,):
             return gast.UnaryOp(gast.USub(), node.args[0])
         if fn in (np.add, np.subtract, np.multiply, np.true_divide, np.power):
@@ -183,7 +183,7 @@ def build(jitted, nargs: int) -> Any:
     parsed = parse_function(gen.fn)
     fdef = parsed.node
     namespace = dict(gen.fn.__globals__)
-    if any(isinstance(n, gast.Call) and getattr(n.func, "id", None) == "stack" for n in gast.walk(fdef)):
+    if any(isinstance(n, gast.Call) and getattr(n.func, "id", None) == "stack" for n in iter_nodes(fdef)):
         raise TransformError("the CUDA target cannot keep a tape per thread yet (loops that overwrite values)",
                              hint="use target='cpu' or 'parallel' for this function")
     # elementwise-then-sum: the device function returns the summed element; the kernel accumulates
@@ -201,7 +201,7 @@ def build(jitted, nargs: int) -> Any:
                         st.value = call.args[0]
                         reduce_sum = True
                     break
-    lowered = _ScalarLower(namespace).visit(copy.deepcopy(fdef))
+    lowered = _ScalarLower(namespace).visit(clone(fdef))
     dev_name = f"{fdef.name}_device"
     lowered.name = dev_name
     lowered.decorator_list = []

@@ -20,6 +20,7 @@ import copy
 import string
 
 import gast
+from .nodes import clone
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase   # np.einsum's sublist numbering
 
@@ -116,7 +117,7 @@ def rewrite(call: gast.Call) -> gast.Call:
     steps = pairwise_chain(spec, len(operands))
     acc = operands[0]
     for k, step in enumerate(steps[:-1]):
-        acc = gast.Call(func=copy.deepcopy(call.func), args=[gast.Constant(step, None), acc, operands[k + 1]],
+        acc = gast.Call(func=clone(call.func), args=[gast.Constant(step, None), acc, operands[k + 1]],
                         keywords=[])
         gast.copy_location(acc, call)
     new = copy.copy(call)

@@ -9,6 +9,7 @@ import gast
 
 from ..errors import UnsupportedSyntaxError
 from .parse import ParsedFunction
+from .nodes import iter_nodes
 
 # node type -> (what it is, what to do instead)
 _REFUSED: dict[type, tuple[str, str]] = {
@@ -54,7 +55,7 @@ def fence(parsed: ParsedFunction) -> None:
             UnsupportedSyntaxError, "s2s does not support *args / **kwargs parameters", root,
             "list the parameters explicitly")
     for stmt in root.body:
-        for node in gast.walk(stmt):
+        for node in iter_nodes(stmt):
             found = _REFUSED.get(type(node))
             if found is not None:
                 what, hint = found

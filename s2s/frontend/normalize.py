@@ -46,6 +46,7 @@ from ..rules import composite_of, lookup
 from .einsum_forms import EinsumFormError
 from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
+from .nodes import clone, iter_nodes, names_in, parse_expr
 from .parse import ParsedFunction, SourceInfo, parse_function
 
 # Methods of ndarray, as the NumPy function that takes the array first.
@@ -119,10 +120,6 @@ def is_atom(node: Any) -> bool:
     return isinstance(node, (gast.Name, gast.Constant))
 
 
-def parse_expr(text: str) -> Any:
-    return gast.parse(text).body[0].value
-
-
 def walk_stmts(body: list):
     """Every statement of `body`, nested ones (if/for/while bodies) included, in program order."""
     for s in body:
@@ -133,14 +130,10 @@ def walk_stmts(body: list):
                 yield from walk_stmts(sub)
 
 
-def names_in(node: Any) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-
-
 def assigned_names(stmts: list) -> set[str]:
     out = set()
     for s in stmts:
-        for n in gast.walk(s):
+        for n in iter_nodes(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.add(n.id)
     return out
@@ -173,7 +166,7 @@ class Namer:
 def namer_for(fdef, namespace: dict[str, Any]) -> "Namer":
     """A Namer that avoids every name a function uses and every global its module has."""
     taken = set(namespace) | set(dir(builtins))
-    taken |= {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+    taken |= names_in(fdef)
     return Namer(taken)
 
 
@@ -209,12 +202,12 @@ class Normalizer:
         self.keep_calls = keep_calls
         self.ns = base_namespace()
         taken = set(self.ns) | set(dir(builtins))
-        for n in gast.walk(parsed.node):
+        for n in iter_nodes(parsed.node):
             if isinstance(n, gast.Name):
                 taken.add(n.id)
         taken |= {a.id for a in parsed.node.args.args}
         self.namer = Namer(taken)
-        self.global_names = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
+        self.global_names = names_in(parsed.node)
         self.aggregates: dict[str, list[str]] = {}   # split tuples/lists/dicts: var -> element vars
         self.agg_meta: dict[str, tuple] = {}          # var -> (kind, keys, class name) of its container
         self.results: dict[str, tuple] = {}           # var -> fields of the np.linalg namedtuple it holds
@@ -253,7 +246,7 @@ class Normalizer:
             ret = gast.Return(value=self.emit_literal(self.aggregate_or_name(frame.result)))
             copy_loc(ret, body_src[-1])
             body.append(ret)
-        args = copy.deepcopy(fdef.args)
+        args = clone(fdef.args)
         for a in args.args:
             a.id = rename[a.id]
         defaults = list(getattr(self.top.fn, "__defaults__", None) or ())
@@ -262,7 +255,7 @@ class Normalizer:
         new = gast.FunctionDef(name=fdef.name, args=args, body=body, decorator_list=[],
                                returns=None, type_comment=None, type_params=[])
         copy_loc(new, fdef)
-        for n in gast.walk(new):
+        for n in iter_nodes(new):
             if hasattr(n, "lineno") and not hasattr(n, "s2s_src"):
                 n.s2s_src = self.top.source
         # the parameters as the body names them (a parameter named like a helper, `erf`, is renamed)
@@ -353,7 +346,7 @@ class Normalizer:
             rhs = self.atom(s.value, out)
             new = self.namer.temp()
             out.append(assign(new, gast.BinOp(name(old), s.op, rhs), s))
-            out.append(assign(gast.Subscript(name(base), copy.deepcopy(index), gast.Store()), name(new), s))
+            out.append(assign(gast.Subscript(name(base), clone(index), gast.Store()), name(new), s))
         else:
             raise self.error(UnsupportedSyntaxError, "unsupported augmented assignment target", s)
         return out, False
@@ -711,7 +704,7 @@ class Normalizer:
             values = [self.element_of(q.id, k if self.agg_meta.get(q.id, ("tuple",))[0] != "dict"
                                       else self.agg_meta[q.id][1][k], s)
                       if isinstance(q, gast.Name) and q.id in self.aggregates
-                      else gast.Subscript(copy.deepcopy(q), const(k), gast.Load()) for q in seqs]
+                      else gast.Subscript(clone(q), const(k), gast.Load()) for q in seqs]
             if kind == "items":
                 self.assign_normalized(s.target, _literal([const(keys[k]), values[0]], ("tuple", None, None)), code, s)
             elif kind == "enumerate":
@@ -759,7 +752,7 @@ class Normalizer:
             if any(e in self.aggregates for e in elems):
                 raise self.error(UnsupportedSyntaxError, "s2s cannot loop over a list of tuples", s)
             return self.call_rule(rt.choose, [index] + [name(e) for e in elems], s)
-        return gast.Subscript(copy.deepcopy(seq), index, gast.Load())
+        return gast.Subscript(clone(seq), index, gast.Load())
 
     def iteration(self, it, out) -> tuple[str, list]:
         """Classify a for loop's iterable: ("range", bound atoms) or (kind, sequence atoms)."""
@@ -1396,7 +1389,7 @@ def _describe(obj) -> str:
 
 def _walk_same_function(stmts):
     for s in stmts:
-        yield from gast.walk(s)
+        yield from iter_nodes(s)
 
 
 def _has_return(stmts) -> bool:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import gast
 
 from ..errors import TransformError, UnsupportedSyntaxError
+from .nodes import iter_nodes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +152,7 @@ def _lambda_by_position(code) -> gast.Lambda | None:
     first = min((line, col) for line, col, _, _ in spots)
     last = max((end_line, end_col) for _, _, end_line, end_col in spots)
     holding = []
-    for n in gast.walk(tree):
+    for n in iter_nodes(tree):
         if isinstance(n, gast.Lambda) and getattr(n.body, "end_lineno", None) is not None:
             lo, hi = (n.body.lineno, n.body.col_offset), (n.body.end_lineno, n.body.end_col_offset)
             if lo <= first and last <= hi:
@@ -172,7 +173,7 @@ def _lambda_as_def(source: str, info: SourceInfo, start: int, code=None) -> gast
             break
         except SyntaxError:
             continue
-    lambdas = [n for n in gast.walk(module)] if module is not None else []
+    lambdas = [n for n in iter_nodes(module)] if module is not None else []
     lambdas = [n for n in lambdas if isinstance(n, gast.Lambda)]
     # lines counted from `start` in the trimmed source; from the file's top when found by position
     lam, offset = (lambdas[0], start - 1) if len(lambdas) == 1 else (None, 0)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
+from ..frontend.nodes import iter_nodes, names_in
 from ..frontend.normalize import assign, const, copy_loc, name
 
 _DTYPES = {"f": "float64", "i": "int64", "b": "bool_"}
@@ -42,7 +43,7 @@ def _rt(fn, args):
 class _Tapes:
     def __init__(self, fdef, facts, namespace):
         self.fdef, self.facts, self.namespace = fdef, facts, namespace
-        self.taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+        self.taken = names_in(fdef)
 
     def fn(self, node):
         return resolve_call(node, self.namespace) if isinstance(node, gast.Call) else None
@@ -50,15 +51,15 @@ class _Tapes:
     def candidates(self) -> dict[str, str]:
         """Tape name -> element dtype, for tapes used only in the forms above with scalar elements."""
         created, elem, bad = set(), {}, set()
-        for n in gast.walk(self.fdef):
+        for n in iter_nodes(self.fdef):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and self.fn(n.value) is rt.stack:
                 created.add(n.targets[0].id)
         uses: dict[str, int] = {}
-        for n in gast.walk(self.fdef):
+        for n in iter_nodes(self.fdef):
             if isinstance(n, gast.Name) and n.id in created:
                 uses[n.id] = uses.get(n.id, 0) + 1
         ok: dict[str, int] = {}
-        for n in gast.walk(self.fdef):
+        for n in iter_nodes(self.fdef):
             if isinstance(n, gast.Expr) and self.fn(n.value) is rt.push:
                 tape, value = n.value.args
                 if isinstance(tape, gast.Name) and tape.id in created:
@@ -158,7 +159,7 @@ def _pushes(stmts, tape: str, count: str) -> int:
         elif isinstance(s, gast.If):
             total += max(_pushes(s.body, tape, count), _pushes(s.orelse, tape, count))
         elif isinstance(s, (gast.For, gast.While)):
-            if any(isinstance(n, gast.Name) and n.id == tape for b in s.body for n in gast.walk(b)):
+            if any(isinstance(n, gast.Name) and n.id == tape for b in s.body for n in iter_nodes(b)):
                 return 0      # nested loops reserve for themselves; the buffer still grows if needed
     return total
 

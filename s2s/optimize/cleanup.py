@@ -10,6 +10,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime as rt
+from ..frontend.nodes import iter_nodes, names_in
 from ..frontend.normalize import walk_stmts as _all_stmts
 
 _EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(rt.bseed), id(rt.batch_size),
@@ -17,15 +18,15 @@ _EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(
 
 
 def _names(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return names_in(node)
 
 
 def _pure(value) -> bool:
-    for n in gast.walk(value):
-        if isinstance(n, gast.Call) and id(getattr(n, "s2s_fn", None)) in _EFFECTFUL:
-            return False
-        if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) is None:
-            return False
+    for n in iter_nodes(value):
+        if isinstance(n, gast.Call):
+            fn = getattr(n, "s2s_fn", None)
+            if fn is None or id(fn) in _EFFECTFUL:
+                return False
     return True
 
 
@@ -39,43 +40,53 @@ def _pops_live_tape(value, live: set[str]) -> bool:
 
 def _live_names(body: list) -> set[str]:
     """Mark and sweep: names read by statements that matter (returns, effects, control
-    flow, and assignments/writes to names that are themselves live)."""
+    flow, and assignments/writes to names that are themselves live). A worklist: each
+    statement is looked at once, when the first name that makes it matter becomes live."""
     live: set[str] = set()
-    stmts = list(_all_stmts(body))
-    changed = True
-    while changed:
-        changed = False
-        for s in stmts:
-            reads: set[str] = set()
-            if isinstance(s, gast.Assign):
-                tgt = s.targets[0]
-                if isinstance(tgt, gast.Name):
-                    if tgt.id in live or not _pure(s.value) or _pops_live_tape(s.value, live):
-                        reads = _names(s.value)
-                else:   # y[i] = v matters if y does
-                    if tgt.value.id in live:
-                        reads = _names(s.value) | _names(tgt.slice)
-            elif isinstance(s, gast.Expr):
-                call = s.value
-                fn = getattr(call, "s2s_fn", None)
-                if fn in (rt.add_at, rt.push) and call.args and isinstance(call.args[0], gast.Name):
-                    # an accumulation or a tape push matters if its target is read later
-                    if call.args[0].id in live:
-                        reads = _names(call)
-                else:
-                    reads = _names(call)
-            elif isinstance(s, gast.If):
-                reads = _names(s.test)
-            elif isinstance(s, gast.While):
-                reads = _names(s.test)
-            elif isinstance(s, gast.For):
-                reads = _names(s.iter)
-            elif isinstance(s, (gast.Return, gast.Assert)):
-                reads = _names(s)
-            new = reads - live
-            if new:
-                live |= new
-                changed = True
+    waiting: dict[str, list] = {}       # name -> reads of the statements it would make matter
+    pending: list = []                  # names newly live
+
+    def matters(reads):
+        for r in reads:
+            if r not in live:
+                live.add(r)
+                pending.append(r)
+
+    for s in _all_stmts(body):
+        triggers, reads = None, set()   # triggers None: the statement always matters
+        if isinstance(s, gast.Assign):
+            tgt = s.targets[0]
+            if isinstance(tgt, gast.Name):
+                reads = _names(s.value)
+                if _pure(s.value):
+                    triggers = [tgt.id]
+                    v = s.value     # a restore pops its tape: it matters while the tape is live
+                    if isinstance(v, gast.Call) and getattr(v, "s2s_fn", None) is rt.restore and v.args \
+                            and isinstance(v.args[0], gast.Name):
+                        triggers.append(v.args[0].id)
+            else:   # y[i] = v matters if y does
+                triggers, reads = [tgt.value.id], _names(s.value) | _names(tgt.slice)
+        elif isinstance(s, gast.Expr):
+            call = s.value
+            reads = _names(call)
+            if getattr(call, "s2s_fn", None) in (rt.add_at, rt.push) and call.args \
+                    and isinstance(call.args[0], gast.Name):
+                # an accumulation or a tape push matters if its target is read later
+                triggers = [call.args[0].id]
+        elif isinstance(s, (gast.If, gast.While)):
+            reads = _names(s.test)
+        elif isinstance(s, gast.For):
+            reads = _names(s.iter)
+        elif isinstance(s, (gast.Return, gast.Assert)):
+            reads = _names(s)
+        if triggers is None:
+            matters(reads)
+        elif reads:
+            for t in triggers:
+                waiting.setdefault(t, []).append(reads)
+    while pending:
+        for reads in waiting.pop(pending.pop(), ()):
+            matters(reads)
     return live
 
 
@@ -94,7 +105,7 @@ def _reads_outside_loops_over(stmts: list, target: str, inside: bool = False) ->
         parts = [s.test] if isinstance(s, (gast.If, gast.While)) else [s.iter] if isinstance(s, gast.For) else [s]
         for p in parts:
             if any(isinstance(n, gast.Name) and n.id == target and not isinstance(n.ctx, gast.Store)
-                   for n in gast.walk(p)):
+                   for n in iter_nodes(p)):
                 return True
         for field in ("body", "orelse"):
             sub = getattr(s, field, None)
@@ -133,41 +144,121 @@ def _sweep(stmts: list, live: set[str], loop_free_reads: set[str] = frozenset())
     return out, changed
 
 
-def _live_in(stmts: list, live: set[str], dead: set[int]) -> set[str]:
-    """Flow-sensitive liveness, backwards over structured code; records in `dead` the pure
-    assignments whose value is overwritten (or never read) before any read."""
-    live = set(live)
-    for s in reversed(stmts):
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            v = s.targets[0].id
-            if v not in live and _pure(s.value) and not _pops_live_tape(s.value, live):
-                dead.add(id(s))
+class _Node:
+    """One statement of the flow graph: an assignment, a loop or branch head, or any other
+    statement (which reads every name it mentions). Name sets are bit masks."""
+    __slots__ = ("stmt", "reads", "kill", "keep_if", "pure", "succ", "pred", "live_out")
+
+    def __init__(self, stmt, reads, kill=0, keep_if=0, pure=False):
+        self.stmt, self.reads, self.kill, self.keep_if, self.pure = stmt, reads, kill, keep_if, pure
+        self.succ, self.pred, self.live_out = [], [], 0
+
+
+def _flow_graph(body: list, bit) -> list[_Node]:
+    """Statements as a control-flow graph. Normalized code has no break, continue or early
+    return; should one appear it gets the extra edges a jump needs (a superset: safe).
+    `bit(names)` turns a set of names into a mask."""
+    nodes: list[_Node] = []
+
+    def node(stmt, reads, **kw):
+        n = _Node(stmt, bit(reads), **kw)
+        nodes.append(n)
+        return n
+
+    def link(frm, to):
+        for f in frm:
+            f.succ.append(to)
+
+    def block(stmts, entry_from, loop):
+        """Nodes of `stmts`; `entry_from` are the nodes control reaches them from. Returns the
+        nodes control leaves the block from."""
+        tails = entry_from
+        for s in stmts:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                v, value = s.targets[0].id, s.value
+                kill = bit((v,))
+                keep_if = kill      # the value matters while v is live; a restore, while its tape is
+                if isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.restore \
+                        and value.args and isinstance(value.args[0], gast.Name):
+                    keep_if |= bit((value.args[0].id,))
+                n = node(s, _names(value), kill=kill, keep_if=keep_if, pure=_pure(value))
+            elif isinstance(s, gast.If):
+                n = node(s, _names(s.test))
+                link(tails, n)
+                tails = block(s.body, [n], loop) + block(s.orelse, [n], loop)
                 continue
-            dead.discard(id(s))
-            live = (live - {v}) | _names(s.value)
-        elif isinstance(s, gast.If):
-            live = _names(s.test) | _live_in(s.body, live, dead) | _live_in(s.orelse, live, dead)
-        elif isinstance(s, (gast.For, gast.While)):
-            head = _names(s.iter if isinstance(s, gast.For) else s.test)
-            loop_live = live | head
-            for _ in range(50):     # fixpoint: what the body needs at its start is live at its end
-                inner = _live_in(s.body, loop_live, set())
-                new = live | head | inner
-                if new == loop_live:
-                    break
-                loop_live = new
-            _live_in(s.body, loop_live, dead)
-            live = loop_live
-        else:
-            live |= _names(s)
-    return live
+            elif isinstance(s, (gast.For, gast.While)):
+                n = node(s, _names(s.iter if isinstance(s, gast.For) else s.test))
+                link(tails, n)
+                inner = {"head": n, "breaks": []}
+                link(block(s.body, [n], inner), n)      # the body's end goes back to the head
+                tails = [n] + inner["breaks"] + block(s.orelse, [n], loop)
+                continue
+            else:
+                n = node(s, _names(s))
+                if loop is not None and isinstance(s, gast.Break):
+                    loop["breaks"].append(n)
+                elif loop is not None and isinstance(s, gast.Continue):
+                    n.succ.append(loop["head"])
+            link(tails, n)
+            tails = [n]
+        return tails
+
+    block(body, [], None)
+    for n in nodes:
+        n.succ = list({id(s): s for s in n.succ}.values())
+        for s in n.succ:
+            s.pred.append(n)
+    return nodes
+
+
+def _is_dead(n: _Node, live_out: int) -> bool:
+    return n.pure and not live_out & n.keep_if
+
+
+def _live_in(n: _Node) -> int:
+    out = n.live_out
+    if n.kill:      # an assignment to a name
+        if _is_dead(n, out):
+            return out      # a dead assignment reads nothing (strongly live variables)
+        return (out & ~n.kill) | n.reads
+    return out | n.reads
+
+
+def _dead_assignments(body: list) -> set[int]:
+    """ids of the pure assignments whose value is overwritten (or never read) before any read:
+    strongly-live-variable analysis, solved with a worklist over the flow graph, so its cost
+    grows with the program's size, not exponentially with its loop depth."""
+    index: dict[str, int] = {}
+
+    def bit(names) -> int:
+        mask = 0
+        for v in names:
+            i = index.get(v)
+            if i is None:
+                i = index[v] = len(index)
+            mask |= 1 << i
+        return mask
+    nodes = _flow_graph(body, bit)
+    work = list(nodes)          # popped from the end: the last statements first
+    queued = set(map(id, nodes))
+    while work:
+        n = work.pop()
+        queued.discard(id(n))
+        live = _live_in(n)
+        for p in n.pred:
+            if live & ~p.live_out:
+                p.live_out |= live
+                if id(p) not in queued:
+                    queued.add(id(p))
+                    work.append(p)
+    return {id(n.stmt) for n in nodes if n.kill and _is_dead(n, n.live_out)}
 
 
 def dead_stores(fdef: gast.FunctionDef) -> bool:
     """Drop pure assignments no read can see (e.g. forward-sweep values the backward sweep
     recomputes). Returns whether anything changed."""
-    dead: set[int] = set()
-    _live_in(fdef.body, set(), dead)
+    dead = _dead_assignments(fdef.body)
     if not dead:
         return False
 
@@ -201,11 +292,9 @@ def dead_code(fdef: gast.FunctionDef) -> gast.FunctionDef:
 
 def _assign_counts(fdef) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for n in gast.walk(fdef):
+    for n in iter_nodes(fdef):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             counts[n.id] = counts.get(n.id, 0) + 1
-        elif isinstance(n, (gast.For,)) and isinstance(n.target, gast.Name):
-            pass
     return counts
 
 
@@ -213,7 +302,7 @@ def _assigned_in_loops(body, inside=False, out=None) -> set[str]:
     out = set() if out is None else out
     for s in body:
         if inside:
-            for n in gast.walk(s):
+            for n in iter_nodes(s):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     out.add(n.id)
         if isinstance(s, (gast.For, gast.While)):
@@ -249,7 +338,7 @@ def copy_propagation(fdef: gast.FunctionDef) -> gast.FunctionDef:
             seen.add(n)
             n = mapping[n]
         return n
-    for n in gast.walk(fdef):
+    for n in iter_nodes(fdef):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store) and n.id in mapping:
             n.id = resolve(n.id)
     fdef.body = _drop_copies(fdef.body, set(mapping))

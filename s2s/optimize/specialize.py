@@ -30,6 +30,7 @@ from .. import ophelpers
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import const
+from ..frontend.nodes import iter_nodes
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,
 # None unknown. UNKNOWN is the top of the lattice, BOTTOM "no assignment seen yet".
@@ -160,7 +161,7 @@ class _Facts:
                 if isinstance(tgt, gast.Name):
                     self.assign(tgt.id, self.expr(s.value))
                 else:
-                    for n in gast.walk(tgt):
+                    for n in iter_nodes(tgt):
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                             self.env[n.id] = UNKNOWN
             elif isinstance(s, gast.For):
@@ -169,7 +170,7 @@ class _Facts:
                 if isinstance(s.target, gast.Name):
                     self.assign(s.target.id, (0, "i") if ranged else UNKNOWN)
                 else:
-                    for n in gast.walk(s.target):
+                    for n in iter_nodes(s.target):
                         if isinstance(n, gast.Name):
                             self.env[n.id] = UNKNOWN
                 self.block(s.body)
@@ -436,15 +437,15 @@ def _merge_accumulations(stmts: list, facts: _Facts) -> list:
                         and isinstance(pcall.args[0], gast.Name) and pcall.args[0].id == target \
                         and gast.dump(pcall.args[1]) == index and facts.expr(pcall.args[2])[0] == 0:
                     between = out[k + 1:]
-                    stored = {n.id for b in between for n in gast.walk(b)
+                    stored = {n.id for b in between for n in iter_nodes(b)
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-                    read = {n.id for b in between for n in gast.walk(b) if isinstance(n, gast.Name)}
-                    deps = {n.id for a in pcall.args[1:] for n in gast.walk(a) if isinstance(n, gast.Name)}
+                    read = {n.id for b in between for n in iter_nodes(b) if isinstance(n, gast.Name)}
+                    deps = {n.id for a in pcall.args[1:] for n in iter_nodes(a) if isinstance(n, gast.Name)}
                     if target not in read and not (stored & deps):
                         del out[k]
                         call.args[2] = gast.BinOp(pcall.args[2], gast.Add(), call.args[2])
                     break
-                if any(isinstance(n, gast.Name) and n.id == target for n in gast.walk(prev)) or \
+                if any(isinstance(n, gast.Name) and n.id == target for n in iter_nodes(prev)) or \
                         isinstance(prev, (gast.If, gast.For, gast.While)):
                     break
         out.append(s)

@@ -13,13 +13,13 @@ Template-local names become fresh temporaries.  Tangent templates use `t[...]`.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 import textwrap
 from typing import Any, Callable
 
 import gast
+from ..frontend.nodes import clone, iter_nodes
 
 
 @dataclasses.dataclass
@@ -42,6 +42,7 @@ class Template:
         self.broadcasts = broadcasts
         self.signature = inspect.signature(fn)
         self._body: list | None = None
+        self._free: list | None = None
 
     @classmethod
     def from_source(cls, source: str, fname: str, kind: str, namespace: dict, broadcasts: bool = False,
@@ -60,19 +61,18 @@ class Template:
         return [p for p in self.params[1:] if p in written]
 
     def free_globals(self) -> dict[str, Any]:
-        """Globals the template body refers to, from the template's own module."""
+        """Globals the template body refers to, from the template's own module (their values
+        now: the names are found once per template, the values on each expansion)."""
         glb = getattr(self.fn, "__globals__", {})
-        local = set(self.params) | {self.kind}
-        out = {}
-        for stmt in self.body:
-            for n in gast.walk(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    local.add(n.id)
-        for stmt in self.body:
-            for n in gast.walk(stmt):
-                if isinstance(n, gast.Name) and n.id not in local and n.id in glb:
-                    out[n.id] = glb[n.id]
-        return out
+        if self._free is None:
+            local = set(self.params) | {self.kind}
+            for stmt in self.body:
+                for n in iter_nodes(stmt):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        local.add(n.id)
+            self._free = sorted({n.id for stmt in self.body for n in iter_nodes(stmt)
+                                 if isinstance(n, gast.Name) and n.id not in local})
+        return {k: glb[k] for k in self._free if k in glb}
 
     @property
     def params(self) -> list[str]:
@@ -119,7 +119,7 @@ class Template:
         renames: dict[str, str] = {}
         stmts, contribs = [], []
         for stmt in self.body:
-            stmt = copy.deepcopy(stmt)
+            stmt = clone(stmt)
             if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
                 raise TypeError(f"template {self.fn.__name__}: only assignments allowed")
             target = stmt.targets[0]
@@ -149,14 +149,14 @@ class _Substituter(gast.NodeTransformer):
     def visit_Subscript(self, node):
         if _is_marker(node, self.kind):
             key = node.slice.id
-            return copy.deepcopy(self.seed(key) if callable(self.seed) else self.seed)
+            return clone(self.seed(key) if callable(self.seed) else self.seed)
         return self.generic_visit(node)
 
     def visit_Name(self, node):
         if node.id in self.renames:
             return gast.Name(self.renames[node.id], gast.Load(), None, None)
         if node.id in self.bindings:
-            return copy.deepcopy(self.bindings[node.id])
+            return clone(self.bindings[node.id])
         return node
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import collections
 
 import builtins
-import copy
 import dataclasses
 from typing import Any
 
@@ -31,6 +30,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from ..rules.batch_rules import batch_kind
 from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
+from ..frontend.nodes import clone, iter_nodes, names_in
 
 
 # Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
@@ -76,7 +76,7 @@ def _operands(value) -> list:
 
 
 def _names(node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return names_in(node)
 
 
 class BatchBuilder:
@@ -111,7 +111,7 @@ class BatchBuilder:
         bad: set[str] = set()
         seen: set[int] = set()
         module = gast.Module(body=body, type_ignores=[])
-        for n in gast.walk(module):
+        for n in iter_nodes(module):
             if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) \
                     and getattr(n.value, "s2s_fn", None) is rt.pop and n.value.args \
                     and isinstance(n.value.args[0], gast.Name):
@@ -119,7 +119,7 @@ class BatchBuilder:
                 key = target.id if isinstance(target, gast.Name) else None
                 popped.setdefault(tape, collections.Counter())[key] += 1
                 seen.add(id(n.value))
-        for n in gast.walk(module):
+        for n in iter_nodes(module):
             if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) in (rt.push, rt.pop) and n.args \
                     and isinstance(n.args[0], gast.Name):
                 tape = n.args[0].id
@@ -223,7 +223,7 @@ class BatchBuilder:
             new_body = prologue + code + epilogue
         except NoArrayForm as exc:
             new_body = self.fallback(exc, params, in_axes, fdef)
-        new = gast.FunctionDef(name=self.spec.name, args=copy.deepcopy(fdef.args), body=new_body,
+        new = gast.FunctionDef(name=self.spec.name, args=clone(fdef.args), body=new_body,
                                decorator_list=[], returns=None, type_comment=None, type_params=[])
         copy_loc(new, fdef)
         return new
@@ -256,7 +256,7 @@ class BatchBuilder:
             if isinstance(node, gast.Dict):
                 return gast.Dict(keys=node.keys, values=[finish(v, ax) for v in node.values])
             if isinstance(node, gast.Call) and getattr(node, "s2s_fn", None) is rt.build_record:
-                new = copy.deepcopy(node)
+                new = clone(node)
                 new.s2s_fn = rt.build_record
                 for k in new.keywords:
                     k.value = finish(k.value, ax)
@@ -302,7 +302,7 @@ class BatchBuilder:
         out_node = gast.Tuple([const(a) for a in out_axes], gast.Load()) if isinstance(out_axes, (tuple, list)) \
             else const(out_axes)
         names = gast.Tuple([const(p) for p in params], gast.Load())
-        size = assign(self.size, _call(rt.batch_size, [copy.deepcopy(args), copy.deepcopy(axes), names,
+        size = assign(self.size, _call(rt.batch_size, [clone(args), clone(axes), names,
                                                        const(self.spec.axis_size)]))
         size.s2s_section = f"per-example loop over the batch: no array form for {exc.reason}{where}"
         call = gast.Call(func=name("per_example"), args=[name("example_fn"), args, axes, out_node, name(self.size)],
@@ -322,7 +322,7 @@ class BatchBuilder:
         for s in stmts:
             code = self.stmt(s)
             for c in code:
-                for n in gast.walk(c):
+                for n in iter_nodes(c):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                         self.defined.add(n.id)
             for c in code:
@@ -492,8 +492,8 @@ class BatchBuilder:
                         name(o.id), gast.Tuple([name(p.id) for p in others], gast.Load()),
                         gast.Tuple([const(p.id in self.batched) for p in others], gast.Load())])), s))
                     mapping[o.id] = aligned
-        new = copy.deepcopy(value)
-        for n in gast.walk(new):
+        new = clone(value)
+        for n in iter_nodes(new):
             if isinstance(n, gast.Name) and n.id in mapping:
                 n.id = mapping[n.id]
         if hasattr(value, "s2s_fn"):
@@ -504,7 +504,7 @@ class BatchBuilder:
         x = value.args[0]
         if not self.is_b(x):
             return self.per_op_loop(value, code, s)
-        new = copy.deepcopy(value)
+        new = clone(value)
         new.s2s_fn = value.s2s_fn
         axis_kw = [k for k in new.keywords if k.arg == "axis"]
         axis_node = new.args[1] if len(new.args) > 1 else (axis_kw[0].value if axis_kw else const(None))
@@ -548,7 +548,7 @@ class BatchBuilder:
         except (TypeError, ValueError):
             return self.per_op_loop(value, code, s)
         names = self.AXIS_PARAMS.get(fn.__name__, ())
-        new = copy.deepcopy(value)
+        new = clone(value)
         new.s2s_fn = fn
         for i, a in enumerate(new.args[1:], start=1):
             if i < len(params) and params[i] in names:
@@ -579,7 +579,7 @@ class BatchBuilder:
 
     def on_first_example(self, value):
         """Static facts about shapes (axes, sizes) are the same for every example: read them off the first."""
-        new = copy.deepcopy(value)
+        new = clone(value)
         new.s2s_fn = value.s2s_fn
 
         def first(node):
@@ -647,11 +647,11 @@ class BatchBuilder:
             code.append(copy_loc(_expr_stmt(_call(rt.bsetitem, [name(arr), _index_arg(tgt.slice), value,
                                                                 const(self.is_b(value))])), s))
             return code
-        index = self.batched_index(copy.deepcopy(tgt.slice))
+        index = self.batched_index(clone(tgt.slice))
         if self.is_b(value):
             # align v with the slot: the slot's per-example rank may exceed v's
             slot = self.namer.fresh("slot")
-            code.append(copy_loc(assign(slot, gast.Subscript(name(arr), copy.deepcopy(index), gast.Load())), s))
+            code.append(copy_loc(assign(slot, gast.Subscript(name(arr), clone(index), gast.Load())), s))
             aligned = self.namer.fresh(value.id + "_b")
             code.append(copy_loc(assign(aligned, _call(rt.balign, [value, gast.Tuple([name(slot)], gast.Load()),
                                                                    gast.Tuple([const(True)], gast.Load())])), s))
@@ -715,10 +715,10 @@ class BatchBuilder:
                 continue
             if isinstance(st, gast.Pass):     # (what is left of `b = b`)
                 continue
-            value = copy.deepcopy(st.value)
+            value = clone(st.value)
             if hasattr(st.value, "s2s_fn"):
                 value.s2s_fn = st.value.s2s_fn
-            for n in gast.walk(value):
+            for n in iter_nodes(value):
                 if isinstance(n, gast.Name) and n.id in env:
                     n.id = env[n.id]
             old = st.targets[0].id
@@ -772,12 +772,12 @@ class BatchBuilder:
         self.batched.add(active)
         code.append(copy_loc(assign(active, name(cond)), s))
         # Only values that live across iterations or after the loop need masking.
-        inside = {id(n) for st in s.body for n in gast.walk(st)}
-        outside = {n.id for n in gast.walk(self.nf.node) if isinstance(n, gast.Name)
+        inside = {id(n) for st in s.body for n in iter_nodes(st)}
+        outside = {n.id for n in iter_nodes(self.nf.node) if isinstance(n, gast.Name)
                    and not isinstance(n.ctx, gast.Store) and id(n) not in inside}
         carried, seen_assigned = set(), set()
         for st in s.body:
-            for n in gast.walk(st.value):
+            for n in iter_nodes(st.value):
                 if isinstance(n, gast.Name) and n.id not in seen_assigned:
                     carried.add(n.id)
             seen_assigned.add(st.targets[0].id)

@@ -11,7 +11,6 @@ it refers to, safe to update in place), SHARED (may alias), MAYBE (a scalar
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import gast
@@ -23,6 +22,7 @@ from ..rules import lookup
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, make_owned,
                       op_rule)
+from ..frontend.nodes import clone, iter_nodes
 
 _ZERO_ID = "__s2s_zero_tangent__"
 
@@ -45,7 +45,7 @@ class _Simplify:
 
     def carries(self, node) -> bool:
         return any(isinstance(n, gast.Name) and (n.id == _ZERO_ID or n.id in self.tangent_names)
-                   for n in gast.walk(node))
+                   for n in iter_nodes(node))
 
     def __call__(self, node):
         if isinstance(node, gast.BinOp):
@@ -137,10 +137,10 @@ class ForwardBuilder:
         out_tangent = self.output_tangent(out_node, state, outs)
         for s in outs:
             copy_loc(s, ret)
-        result = gast.Tuple([copy.deepcopy(out_node), out_tangent], gast.Load())
+        result = gast.Tuple([clone(out_node), out_tangent], gast.Load())
         final = copy_loc(gast.Return(value=result), ret)
         final.s2s_src = None
-        args = copy.deepcopy(fdef.args)
+        args = clone(fdef.args)
         n_defaults = len(args.defaults)
         tangent_params = [gast.Name(self.tan(p), gast.Param(), None, None) for p in self.spec.wrt]
         if n_defaults:
@@ -163,7 +163,7 @@ class ForwardBuilder:
             elif st == MAYBE:
                 code.append(assign(t, gast.BinOp(name(t), gast.Add(), _call(rt.zeros_like, [name(node.id)]))))
             return name(t)
-        return _call(rt.zeros_like, [copy.deepcopy(node)])
+        return _call(rt.zeros_like, [clone(node)])
 
     # ----- statements ---------------------------------------------------------
     def block(self, stmts: list, state: dict, defined: set[str]) -> list:
@@ -247,13 +247,13 @@ class ForwardBuilder:
             return code
         if isinstance(value, gast.Subscript):
             base = value.value.id
-            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in gast.walk(value.slice)):
+            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(value.slice)):
                 raise self.error(NonDifferentiableError, "s2s does not differentiate through an index: the value "
                                  "used as an index here depends on a differentiated input", s,
                                  "index with integers or masks; for np.r_-like objects, use np.concatenate")
             if state.get(base, ZERO) != ZERO:
                 self.ensure_array(base, state, code)
-                self.set_tangent(v, gast.Subscript(name(self.tan(base)), copy.deepcopy(value.slice), gast.Load()),
+                self.set_tangent(v, gast.Subscript(name(self.tan(base)), clone(value.slice), gast.Load()),
                                  state, code)
             else:
                 state[v] = ZERO
@@ -264,8 +264,8 @@ class ForwardBuilder:
                 state[v] = ZERO
                 return code
             tangents = [self.tangent_or_zero(o.id, state, code) if isinstance(o, gast.Name)
-                        else _call(rt.zeros_like, [copy.deepcopy(o)]) for o in options]
-            self.set_tangent(v, _call(rt.choose, [copy.deepcopy(index)] + tangents), state, code)
+                        else _call(rt.zeros_like, [clone(o)]) for o in options]
+            self.set_tangent(v, _call(rt.choose, [clone(index)] + tangents), state, code)
             return code
         found = op_rule(self, value, s, "tangent")
         if found is None:
@@ -292,7 +292,7 @@ class ForwardBuilder:
             return name(_ZERO_ID)
 
         def varied_inside(node) -> bool:
-            return any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in gast.walk(node))
+            return any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(node))
 
         def literal_tangent(node):
             # the tangent of a list/tuple literal, nested ones included (np.array([[a, b], [c, d]]))
@@ -305,17 +305,17 @@ class ForwardBuilder:
                 elif varied_inside(e):
                     raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this element", s)
                 else:
-                    elts.append(_call(rt.zeros_like, [copy.deepcopy(e)]))
+                    elts.append(_call(rt.zeros_like, [clone(e)]))
             return type(node)(elts, gast.Load())
 
         # Active arguments a template does not differentiate would silently get zero tangents.
-        contributed = {n.slice.id for st in tmpl.body for n in gast.walk(st)
+        contributed = {n.slice.id for st in tmpl.body for n in iter_nodes(st)
                        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "t"
                        and isinstance(n.slice, gast.Name)}
         for param, node in bindings.items():
             if param == tmpl.params[0] or param in contributed or param in tmpl.static_params:
                 continue
-            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in gast.walk(node)):
+            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(node)):
                 raise self.error(NonDifferentiableError,
                                  f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
                                  "wrap that argument in s2s.stop_gradient(...) if no derivative is wanted")
@@ -346,7 +346,7 @@ class ForwardBuilder:
             return code
         self.ensure_owned(arr, state, code)
         rhs = name(self.tan(value.id)) if v_nonzero else const(0.0)
-        code.append(assign(gast.Subscript(name(self.tan(arr)), copy.deepcopy(tgt.slice), gast.Store()), rhs))
+        code.append(assign(gast.Subscript(name(self.tan(arr)), clone(tgt.slice), gast.Store()), rhs))
         return code
 
     def effect(self, s, state) -> list:
@@ -357,22 +357,22 @@ class ForwardBuilder:
             st, v = call.args
             if st.id in self.active:
                 t = self.tangent_or_zero(v.id, state, code) if isinstance(v, gast.Name) \
-                    else _call(rt.zeros_like, [copy.deepcopy(v)])
+                    else _call(rt.zeros_like, [clone(v)])
                 code.append(_expr_stmt(_call(rt.push, [name(self.tan(st.id)), t])))
         elif fn is rt.add_at:
             arr, index, v = call.args
             v_nonzero = isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO
             if v_nonzero:
                 self.ensure_owned(arr.id, state, code)
-                code.append(_expr_stmt(_call(rt.add_at, [name(self.tan(arr.id)), copy.deepcopy(index),
+                code.append(_expr_stmt(_call(rt.add_at, [name(self.tan(arr.id)), clone(index),
                                                          name(self.tan(v.id))])))
         elif fn is rt.badd_at:
             arr, index, v, arr_b, v_b, size = call.args
             if isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO:
                 self.ensure_owned(arr.id, state, code)
-                code.append(_expr_stmt(_call(rt.badd_at, [name(self.tan(arr.id)), copy.deepcopy(index),
+                code.append(_expr_stmt(_call(rt.badd_at, [name(self.tan(arr.id)), clone(index),
                                                           name(self.tan(v.id))] +
-                                             [copy.deepcopy(a) for a in (arr_b, v_b, size)])))
+                                             [clone(a) for a in (arr_b, v_b, size)])))
         else:
             self.refuse_unruled_effect(call, s, state)
         return code
@@ -383,7 +383,7 @@ class ForwardBuilder:
         rule = lookup(getattr(call, "s2s_fn", None))
         if rule is None or rule.nondiff or rule.tangent is not None:
             return
-        if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for a in call.args for n in gast.walk(a)):
+        if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for a in call.args for n in iter_nodes(a)):
             raise self.error(NoRuleError, f"s2s has no forward-mode rule for `{rule.name}`", s,
                              "differentiate the function before vmapping it, or register a rule")
 
@@ -422,7 +422,7 @@ class ForwardBuilder:
         start = dict(state)
         inner_defined = set(defined) | ({s.target.id} if isinstance(s, gast.For) else set())
         for _ in range(20):
-            snapshot = (copy.deepcopy(self.namer.__dict__), dict(self.tan_names))
+            snapshot = (clone(self.namer.__dict__), dict(self.tan_names))
             body_state = dict(start)
             d_body = set(inner_defined)
             body = self.block(s.body, body_state, d_body)

@@ -37,7 +37,6 @@ compiled backends (a Python-level loop would be slow).
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import gast
@@ -47,6 +46,7 @@ from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
+from ..frontend.nodes import clone, iter_nodes
 
 
 @dataclass
@@ -111,7 +111,7 @@ class Fuser:
             target = s.targets[0].id
             if self.known_scalar(target) and all(self.known_scalar(v) for v in self.value_names(s.value)):
                 reads = set(self.value_names(s.value))
-                touched = {n.id for r in rest for n in gast.walk(r) if isinstance(n, gast.Name)}
+                touched = {n.id for r in rest for n in iter_nodes(r) if isinstance(n, gast.Name)}
                 written = {r.targets[0].id for r in rest}
                 if target in touched or reads & written:
                     return [], run_body
@@ -187,7 +187,7 @@ class Fuser:
     def simplify_seed(self, fdef):
         """`d = seed_cotangent(s)` with s a full sum: the check passes statically, d = 1.0."""
         defs = {}
-        for s in gast.walk(fdef):
+        for s in iter_nodes(fdef):
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 defs.setdefault(s.targets[0].id, []).append(s.value)
         for s in fdef.body:
@@ -238,15 +238,15 @@ class Fuser:
                 out += self.emit_run(part, after, fdef)
             return out
         # worth a loop only if there is arithmetic to fuse
-        ops = sum(1 for s in run_body for n in gast.walk(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
+        ops = sum(1 for s in run_body for n in iter_nodes(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
         if len(run_body) < 2 or ops < 2:
             return run
         defined = [s.targets[0].id for s in run_body]
         defs = {s.targets[0].id: s.value for s in run_body}
         # values read after the run (or by later iterations of an enclosing loop: be conservative)
         # values read anywhere outside the run (after it, or earlier in an enclosing loop) are kept
-        inside = {id(n) for s in run for n in gast.walk(s)}
-        later = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name) and id(n) not in inside
+        inside = {id(n) for s in run for n in iter_nodes(s)}
+        later = {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and id(n) not in inside
                  and not isinstance(n.ctx, gast.Store)}
         if any(getattr(s, "_fused", False) for s in run):
             return run
@@ -274,7 +274,7 @@ class Fuser:
         out_flat = {v: self.namer.fresh(v + "_out") for v in outputs}
         elem = {v: self.namer.fresh(v + "_e") for v in dict.fromkeys(inputs + defined)}
         acc = self.accumulators(run_body, sums, inputs, elem)
-        code: list = [copy.deepcopy(s) for s in hoisted]
+        code: list = [clone(s) for s in hoisted]
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
         size_args = [args]
         summed = self.unsure_sums(run_body, sums, inputs)
@@ -297,7 +297,7 @@ class Fuser:
             # unbroadcast(g, t) has t's type in the unfused branch: allocate like t, so both branches
             # type alike (in the loop t has the loop's shape; a lower-rank t never runs it)
             like = self.unbroadcast_target(defs[v])
-            shape_of = gast.Tuple([name(like)], gast.Load()) if like in inputs else copy.deepcopy(args)
+            shape_of = gast.Tuple([name(like)], gast.Load()) if like in inputs else clone(args)
             fused.append(assign(v, call_named("fused_empty", [shape_of])))
             fused.append(assign(out_flat[v], call_named("fused_out_view", [name(v)])))
         for v in sum_outputs:
@@ -328,7 +328,7 @@ class Fuser:
         if len({self.ranks[v] for v in inputs if 0 < self.ranks[v] < full_rank}) != 1:
             return None
         if any(isinstance(n, gast.Call) and self.resolve(n) is rt.balign
-               for s in run_body for n in gast.walk(s.value)):
+               for s in run_body for n in iter_nodes(s.value)):
             return None
         cls = {v: "full" if self.ranks[v] == full_rank else "trail" if self.ranks[v] > 0 else "scalar"
                for v in inputs}
@@ -392,7 +392,7 @@ class Fuser:
         full = [v for v in inputs if cls[v] == "full"]
         trail = [v for v in inputs if cls[v] == "trail"]
         tup = lambda vs: gast.Tuple([name(v) for v in vs], gast.Load())
-        code: list = [copy.deepcopy(s) for s in hoisted]
+        code: list = [clone(s) for s in hoisted]
         code.append(assign(gast.Tuple([name(rows, gast.Store()), name(cols, gast.Store())], gast.Store()),
                            call_named("fused_grid", [tup(full), tup(trail)])))
         at = lambda v: name(c if cls[v] == "trail" else i)
@@ -468,7 +468,7 @@ class Fuser:
             if v in sums:
                 out.append(assign(acc[v], gast.BinOp(name(acc[v]), gast.Add(), name(elem[s.value.args[0].id]))))
             else:
-                out.append(assign(elem[v], self.scalar_expr(copy.deepcopy(s.value), elem)))
+                out.append(assign(elem[v], self.scalar_expr(clone(s.value), elem)))
         return out
 
     def independent_chains(self, stmts) -> list[list]:
@@ -516,7 +516,7 @@ def _scalar_constants(fdef) -> set[str]:
     """Names assigned exactly once in the function, to a number."""
     stores: dict[str, int] = {}
     numbers: set[str] = set()
-    for n in gast.walk(fdef):
+    for n in iter_nodes(fdef):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             stores[n.id] = stores.get(n.id, 0) + 1
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) \

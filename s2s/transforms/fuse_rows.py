@@ -31,13 +31,13 @@ and only where the statements in between cannot change x, w or the cotangent
 """
 from __future__ import annotations
 
-import copy
 
 import gast
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.normalize import assign, assigned_names, call_named, const, copy_loc, name, names_in
+from ..frontend.nodes import clone, iter_nodes
 
 _VJPS = {id(rt.bmatmul_vjp_a): "a", id(rt.bmatmul_vjp_b): "b"}
 
@@ -48,7 +48,7 @@ def _const(node):
 
 def _store_counts(fdef) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for n in gast.walk(fdef):
+    for n in iter_nodes(fdef):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -62,7 +62,7 @@ def _writes_memory(stmt) -> bool:
     if not isinstance(stmt, gast.Assign):
         return True
     return any(isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, gast.Store)
-               for n in gast.walk(stmt))
+               for n in iter_nodes(stmt))
 
 
 class RowFuser:
@@ -159,18 +159,18 @@ class RowFuser:
         others = gast.Tuple([name(u) for u in run.inputs if u != v], gast.Load())
         size = assign(rows, call_named("rows_size", [name(a), name(b)] + flags + [others]))
         fused = [assign(run.n, name(rows)),
-                 assign(v, call_named("rows_empty", [name(a), name(b)] + copy.deepcopy(flags)))]
+                 assign(v, call_named("rows_empty", [name(a), name(b)] + clone(flags)))]
         for stmt, _ in consumers:
             fused.append(assign(stmt.targets[0].id,
-                                call_named("rows_outer_empty", [name(a), name(b)] + copy.deepcopy(flags))))
-        fused_body = copy.deepcopy(guard.body)
+                                call_named("rows_outer_empty", [name(a), name(b)] + clone(flags))))
+        fused_body = clone(guard.body)
         loop = next(s for s in fused_body if isinstance(s, gast.For))
         i, v_e = run.i, run.elem[v]
         new_loop_body = []
         for s in loop.body:
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id == v_e:
                 new_loop_body.append(assign(v_e, call_named("row_dot", [name(a), name(b), name(i)]
-                                                            + copy.deepcopy(flags))))
+                                                            + clone(flags))))
                 new_loop_body.append(assign(gast.Subscript(name(run.flat[v]), name(i), gast.Store()), name(v_e)))
             else:
                 new_loop_body.append(s)

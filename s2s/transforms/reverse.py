@@ -39,6 +39,7 @@ from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import (NormalizedFunction, namer_for, assign, const, copy_loc, name,
                                   parse_expr, walk_stmts as _walk_stmts)
 from ..rules import lookup
+from ..frontend.nodes import clone, iter_nodes, mentions, names_in
 
 ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
 
@@ -186,7 +187,7 @@ class ReverseBuilder:
                 defs.setdefault(s.targets[0].id, []).append(s.value)
         # a temporary read once, to be renamed (`t10 = np.tanh(out); out = t10`), is as new as its value
         loads: dict[str, int] = {}
-        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        for n in iter_nodes(gast.Module(body=body, type_ignores=[])):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 loads[n.id] = loads.get(n.id, 0) + 1
         out: set[str] = set()
@@ -281,7 +282,7 @@ class ReverseBuilder:
                 for st in _walk_stmts(s.body):
                     if isinstance(st, gast.Assign) and any(
                             isinstance(n, gast.Name) and n.id == s.target.id and isinstance(n.ctx, gast.Store)
-                            for n in gast.walk(st.targets[0])):
+                            for n in iter_nodes(st.targets[0])):
                         raise self.error(UnsupportedSyntaxError,
                                          f"the loop variable `{s.target.id}` is assigned inside its loop; s2s "
                                          f"replays loops by their index and cannot differentiate that", st,
@@ -349,7 +350,7 @@ class ReverseBuilder:
             if out_name:
                 state[out_name] = SHARED
         else:
-            seed_call = _call(rt.seed_cotangent, [copy.deepcopy(out_node)])
+            seed_call = _call(rt.seed_cotangent, [clone(out_node)])
             if out_name and out_name in self.active:
                 seed_stmts.append(copy_loc(assign(self.adj(out_name), seed_call), ret))
                 state[out_name] = SHARED
@@ -364,7 +365,7 @@ class ReverseBuilder:
         loop_targets = {s.target.id for s in _walk_stmts(body) if isinstance(s, gast.For)
                         and isinstance(s.target, gast.Name)}   # the backward loops rebind them
         for node in returned:
-            for n in gast.walk(node):
+            for n in iter_nodes(node):
                 if isinstance(n, gast.Name) and (n.id in self.saved or n.id in self.remat or n.id in self.written
                                                  or n.id in loop_targets) and n.id not in snap:
                     snap[n.id] = self.namer.fresh(n.id + "_value")
@@ -393,7 +394,7 @@ class ReverseBuilder:
         fwd = self._filter_saves(fwd, needed)
         bwd = self._filter_saves(bwd, needed)
         pre: list = [assign(v, const(None)) for v in sorted(self.preinit) if v in needed]
-        used = {n.id for s in fwd + bwd for n in gast.walk(s) if isinstance(n, gast.Name)}
+        used = {n.id for s in fwd + bwd for n in iter_nodes(s) if isinstance(n, gast.Name)}
         for tape in ([self.tape] if self.tape else []) + list(self.tapes.values()):
             if tape in used:
                 pre.append(assign(tape, _call(rt.stack, [])))
@@ -412,7 +413,7 @@ class ReverseBuilder:
             result = gast.Tuple([grad_value, aux_node], gast.Load()) if self.spec.has_aux else grad_value
         else:
             value = gast.Tuple([out_node, aux_node], gast.Load()) if self.spec.has_aux else out_node
-            result = gast.Tuple([copy.deepcopy(value), grad_value], gast.Load())
+            result = gast.Tuple([clone(value), grad_value], gast.Load())
         final = copy_loc(gast.Return(value=result), ret)
         final.s2s_src = None
         for s in fwd[:1]:
@@ -422,7 +423,7 @@ class ReverseBuilder:
                      + bwd)[:1]
         for s in first_bwd:
             s.s2s_section = "backward sweep"
-        args = copy.deepcopy(fdef.args)
+        args = clone(fdef.args)
         args.args = [gast.Name(p, gast.Param(), None, None) for p in extra_params] + args.args
         new = gast.FunctionDef(name=self.spec.name, args=args,
                                body=pre + fwd + seed_stmts + bwd + outs + [final],
@@ -475,14 +476,14 @@ class ReverseBuilder:
                         f"s2s can differentiate indexed writes only into arrays created in the function; "
                         f"`{arr}` may alias another array", s,
                         f"make a new array first, e.g. `{arr} = np.copy({arr})` or `{arr} = np.zeros(n)`")
-                slot = gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Load())
+                slot = gast.Subscript(name(arr), clone(tgt.slice), gast.Load())
                 old = _call(rt.copy_value if self.typed else np.copy, [slot])
                 s.s2s_tape_key = f"{arr}_slot{len(self.tapes)}"
                 out.append(self._mark(copy_loc(self.push(old, s.s2s_tape_key), s), arr))
                 out.append(s)
             elif isinstance(s, gast.If):
                 test = s.test.id
-                changed = test in {n.id for b in (s.body, s.orelse) for x in b for n in gast.walk(x)
+                changed = test in {n.id for b in (s.body, s.orelse) for x in b for n in iter_nodes(x)
                                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
                 s.s2s_popped_test = None
                 if changed:
@@ -549,10 +550,10 @@ class ReverseBuilder:
         for s in reversed(local):
             if s.targets[0].id in reads:
                 keep.append(s)
-                reads |= {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+                reads |= names_in(s.value)
         code = []
         for s in reversed(keep):
-            c = copy_loc(assign(s.targets[0].id, copy.deepcopy(s.value)), s)
+            c = copy_loc(assign(s.targets[0].id, clone(s.value)), s)
             c.s2s_grad_of = True
             code.append(c)
         return code
@@ -631,7 +632,7 @@ class ReverseBuilder:
             return code
         if isinstance(value, gast.Subscript):
             base = value.value.id
-            if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(value.slice)):
+            if mentions(value.slice, self.active):
                 raise self.error(NonDifferentiableError, "s2s does not differentiate through an index: the value "
                                  "used as an index here depends on a differentiated input", s,
                                  "index with integers or masks; for np.r_-like objects, use np.concatenate")
@@ -644,7 +645,7 @@ class ReverseBuilder:
             index, options = value.args[0], value.args[1:]
             for k, opt in enumerate(options):
                 if isinstance(opt, gast.Name) and opt.id in self.active:
-                    self.accumulate(opt.id, _call(rt.pick_cotangent, [dv, copy.deepcopy(index), const(k), name(opt.id)]),
+                    self.accumulate(opt.id, _call(rt.pick_cotangent, [dv, clone(index), const(k), name(opt.id)]),
                                     state, code)
             return code
         found = op_rule(self, value, s, "adjoint")
@@ -663,7 +664,7 @@ class ReverseBuilder:
         for param, node in bindings.items():
             if param == tmpl.params[0] or param in contributed or param in tmpl.static_params:
                 continue
-            if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(node)):
+            if mentions(node, self.active):
                 raise self.error(NonDifferentiableError,
                                  f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
                                  "wrap that argument in s2s.stop_gradient(...) if no gradient is wanted")
@@ -671,10 +672,10 @@ class ReverseBuilder:
         # A list/tuple argument (np.stack([a, b])): the contribution is a list of cotangents.
         # Nested literals (np.array([[a, b], [c, d]])) get nested lists of cotangents.
         listed = [c for c in contribs if isinstance(c.target, (gast.Tuple, gast.List)) and any(
-            isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(c.target))]
+            isinstance(n, gast.Name) and n.id in self.active for n in iter_nodes(c.target))]
         for c in contribs:
             if not isinstance(c.target, (gast.Name, gast.Tuple, gast.List)) and any(
-                    isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(c.target)):
+                    isinstance(n, gast.Name) and n.id in self.active for n in iter_nodes(c.target)):
                 raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this argument", s)
         if used or listed:
             code += local
@@ -695,11 +696,11 @@ class ReverseBuilder:
             if isinstance(e, gast.Name) and e.id in self.active:
                 self.accumulate(e.id, gast.Subscript(name(parts), const(k), gast.Load()), state, code)
             elif isinstance(e, (gast.Tuple, gast.List)) and any(
-                    isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+                    isinstance(n, gast.Name) and n.id in self.active for n in iter_nodes(e)):
                 inner = self.namer.temp()
                 code.append(assign(inner, gast.Subscript(name(parts), const(k), gast.Load())))
                 self.accumulate_listed(e, inner, rule, s, state, code)
-            elif any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+            elif mentions(e, self.active):
                 raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this element", s)
 
     def rev_setitem(self, s, state) -> list:
@@ -713,8 +714,8 @@ class ReverseBuilder:
                 self.accumulate(v.id, _call(rt.setitem_cotangent, [name(darr), _index_expr(tgt.slice), name(v.id)]),
                                 state, code)
             self.ensure_owned(arr, state, code)
-            code.append(assign(gast.Subscript(name(darr), copy.deepcopy(tgt.slice), gast.Store()), const(0.0)))
-        restore = assign(gast.Subscript(name(arr), copy.deepcopy(tgt.slice), gast.Store()),
+            code.append(assign(gast.Subscript(name(darr), clone(tgt.slice), gast.Store()), const(0.0)))
+        restore = assign(gast.Subscript(name(arr), clone(tgt.slice), gast.Store()),
                          self.pop(getattr(s, "s2s_tape_key", None)))
         code.append(self._mark(copy_loc(restore, s), arr))
         return code
@@ -737,20 +738,20 @@ class ReverseBuilder:
             arr, index, v = call.args
             if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
                     and v.id in self.active:
-                slot = gast.Subscript(name(self.adj(arr.id)), copy.deepcopy(index), gast.Load())
+                slot = gast.Subscript(name(self.adj(arr.id)), clone(index), gast.Load())
                 self.accumulate(v.id, _call(rt.unbroadcast, [slot, name(v.id)]), state, code)
-            undo = _expr_stmt(_call(rt.add_at, [name(arr.id), copy.deepcopy(index),
-                                                gast.UnaryOp(gast.USub(), copy.deepcopy(v))]))
+            undo = _expr_stmt(_call(rt.add_at, [name(arr.id), clone(index),
+                                                gast.UnaryOp(gast.USub(), clone(v))]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
         elif fn is rt.badd_at:        # add_at per example (vmapped code): the same, batch by batch
             arr, index, v, arr_b, v_b, size = call.args
             if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
                     and v.id in self.active:
-                self.accumulate(v.id, _call(rt.badd_at_vjp_v, [name(self.adj(arr.id)), copy.deepcopy(index),
-                                                               name(v.id), copy.deepcopy(v_b)]), state, code)
-            undo = _expr_stmt(_call(rt.badd_at, [name(arr.id), copy.deepcopy(index),
-                                                 gast.UnaryOp(gast.USub(), copy.deepcopy(v))] +
-                                    [copy.deepcopy(a) for a in (arr_b, v_b, size)]))
+                self.accumulate(v.id, _call(rt.badd_at_vjp_v, [name(self.adj(arr.id)), clone(index),
+                                                               name(v.id), clone(v_b)]), state, code)
+            undo = _expr_stmt(_call(rt.badd_at, [name(arr.id), clone(index),
+                                                 gast.UnaryOp(gast.USub(), clone(v))] +
+                                    [clone(a) for a in (arr_b, v_b, size)]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
         else:
             self.refuse_unruled_effect(call, s)
@@ -762,7 +763,7 @@ class ReverseBuilder:
         rule = lookup(getattr(call, "s2s_fn", None))
         if rule is None or rule.nondiff or rule.adjoint is not None:
             return
-        if any(isinstance(n, gast.Name) and n.id in self.active for a in call.args for n in gast.walk(a)):
+        if any(mentions(a, self.active) for a in call.args):
             raise self.error(NoRuleError, f"s2s has no reverse-mode rule for `{rule.name}`", s,
                              "differentiate the function before vmapping it (vmap(grad(f)) rather than "
                              "grad of vmap(vjp(f))), or register a rule")
@@ -802,7 +803,7 @@ class ReverseBuilder:
         state.update(joined)
         if not b1 and not b2:
             return code
-        code.append(copy_loc(gast.If(test=copy.deepcopy(test), body=b1 or [gast.Pass()], orelse=b2), s))
+        code.append(copy_loc(gast.If(test=clone(test), body=b1 or [gast.Pass()], orelse=b2), s))
         return code
 
     def _materialize_kind(self, var: str, defined: set[str]) -> str:
@@ -814,7 +815,7 @@ class ReverseBuilder:
         start = dict(state)
         promote: set[str] = set()   # made OWNED once before the loop, not copied every iteration
         for _ in range(20):
-            snapshot = (copy.deepcopy(self.namer.__dict__), dict(self.adj_names))
+            snapshot = (clone(self.namer.__dict__), dict(self.adj_names))
             body_state = dict(start)
             body = self.rev_block(s.body, body_state)
             new_start = dict(start)
@@ -853,8 +854,8 @@ class ReverseBuilder:
 
     def rev_for(self, s, state) -> list:
         pre, body, _ = self._rev_loop_body(s, state)
-        it = _call(builtins.reversed, [copy.deepcopy(s.iter)])
-        loop = copy_loc(gast.For(target=copy.deepcopy(s.target), iter=it, body=body or [gast.Pass()],
+        it = _call(builtins.reversed, [clone(s.iter)])
+        loop = copy_loc(gast.For(target=clone(s.target), iter=it, body=body or [gast.Pass()],
                                  orelse=[], type_comment=None), s)
         tgt = s.target.id
         if self.typed and tgt in self.saved:
@@ -885,11 +886,11 @@ class ReverseBuilder:
                 if sub is None:
                     continue
                 for node in (sub if isinstance(sub, list) else [sub]):
-                    for n in gast.walk(node):
+                    for n in iter_nodes(node):
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                             out.add(n.id)
                     if isinstance(node, gast.Subscript):   # d[i] = ... reads d and i
-                        for n in gast.walk(node):
+                        for n in iter_nodes(node):
                             if isinstance(n, gast.Name):
                                 out.add(n.id)
         return out
@@ -960,8 +961,8 @@ def _strip_loops_over(stmts: list, target: str) -> list:
 def _rename(node, mapping: dict[str, str]):
     if node is None:
         return None
-    node = copy.deepcopy(node)
-    for n in gast.walk(node):
+    node = clone(node)
+    for n in iter_nodes(node):
         if isinstance(n, gast.Name) and n.id in mapping:
             n.id = mapping[n.id]
     return node
@@ -971,12 +972,12 @@ def _index_expr(index):
     """An index node as an expression usable as a call argument (slices -> slice())."""
     if isinstance(index, gast.Slice):
         parts = [p if p is not None else const(None) for p in (index.lower, index.upper, index.step)]
-        call = gast.Call(func=name("slice"), args=[copy.deepcopy(p) for p in parts], keywords=[])
+        call = gast.Call(func=name("slice"), args=[clone(p) for p in parts], keywords=[])
         call.s2s_fn = builtins.slice
         return call
     if isinstance(index, gast.Tuple):
         return gast.Tuple([_index_expr(e) for e in index.elts], gast.Load())
-    return copy.deepcopy(index)
+    return clone(index)
 
 
 def reverse(nf: NormalizedFunction, spec: ReverseSpec) -> gast.FunctionDef:
