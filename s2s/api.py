@@ -23,7 +23,7 @@ import numpy as np
 from . import precision, pytree
 from . import runtime as rt
 from .codegen import emit
-from .errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
+from .errors import ArgumentError, NonDifferentiableError, S2SError, SharedArrayError, TransformError
 from .frontend.normalize import normalize
 from .frontend.parse import parse_function, source_of_decorated
 from .frontend.reads import changed, reads_of
@@ -1336,7 +1336,7 @@ def _note_user_line(exc: Exception) -> bool:
     """Add a note naming the user's file and line to an exception raised while generated code ran
     (an IndexError, a LinAlgError, the user's own raise): the traceback alone ends in a file s2s
     wrote.  True when a generated frame was found (the note was added, or was already there)."""
-    if isinstance(exc, S2SError):
+    if isinstance(exc, S2SError) and not isinstance(exc, SharedArrayError):   # (those name their place)
         return True
     if any(note.startswith("in your code:") for note in getattr(exc, "__notes__", ())):
         return True

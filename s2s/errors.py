@@ -63,3 +63,8 @@ class NonDifferentiableError(TransformError):
 
 class ArgumentError(S2SError, ValueError):
     """Bad arguments to an s2s API function (argnums out of range, ...)."""
+
+
+class SharedArrayError(S2SError, ValueError):
+    """An in-place update (`y += e`, `y[i] = v`) of an array another variable still reads: NumPy
+    would change both; s2s's transforms treat the update as making a new array."""

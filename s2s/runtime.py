@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ArgumentError, NonDifferentiableError
+from .errors import ArgumentError, NonDifferentiableError, SharedArrayError
 
 
 # ----- tapes ---------------------------------------------------------------
@@ -147,6 +147,18 @@ def check_unset(value, what):
     """Refuse an argument a definition does not cover (np.interp's period=): it must be None."""
     if value is not None:
         raise NotImplementedError(f"s2s: {what} is not supported")
+
+
+def check_unshared(target, other, update: str, target_name: str, other_name: str) -> None:
+    """Refuse an in-place update of an array that another variable read later shares
+    (frontend/aliases.py): NumPy would change both, the transformed code only one."""
+    if isinstance(target, np.ndarray) and isinstance(other, np.ndarray) and np.may_share_memory(target, other):
+        raise SharedArrayError(
+            f"`{update}` changes in place an array that `{other_name}` also refers to (`{target_name}` was "
+            f"bound to it or to a view of it). NumPy would change `{other_name}` too; s2s treats the update as "
+            f"making a new array, so `{other_name}` would keep its old value and the results would differ. "
+            f"Copy first (`{target_name} = np.copy({other_name})`) if `{other_name}` must keep its value, or "
+            f"update `{other_name}` itself.")
 
 
 def check_rank(x, rank, what):

@@ -135,6 +135,34 @@ def _check_unset(value, what):
     return impl
 
 
+@overload(rt.check_unshared)
+def _check_unshared(target, other, update, target_name, other_name):
+    if not (isinstance(target, types.Array) and isinstance(other, types.Array)):
+        return lambda target, other, update, target_name, other_name: None
+
+    def impl(target, other, update, target_name, other_name):
+        # np.may_share_memory: the byte ranges the two arrays span overlap
+        if target.size == 0 or other.size == 0:
+            return
+        lo_t = hi_t = target.ctypes.data
+        for k in range(target.ndim):
+            span = (target.shape[k] - 1) * target.strides[k]
+            if span < 0:
+                lo_t += span
+            else:
+                hi_t += span
+        lo_o = hi_o = other.ctypes.data
+        for k in range(other.ndim):
+            span = (other.shape[k] - 1) * other.strides[k]
+            if span < 0:
+                lo_o += span
+            else:
+                hi_o += span
+        if lo_t < hi_o + other.itemsize and lo_o < hi_t + target.itemsize:
+            raise ValueError("s2s: an in-place update of an array another variable shares")
+    return impl
+
+
 @overload(rt.seed_cotangent)
 def _seed(y):
     if isinstance(getattr(y, "dtype", y), types.Complex):

@@ -45,6 +45,7 @@ from ..errors import (NoRuleError, RecursionNotSupportedError, TransformError,
 from ..rules import composite_of, lookup
 from .einsum_forms import EinsumFormError
 from .einsum_forms import rewrite as einsum_rewrite
+from .aliases import in_place_checks
 from .fence import fence
 from .nodes import clone, iter_nodes, names_in, parse_expr
 from .parse import ParsedFunction, SourceInfo, parse_function
@@ -214,6 +215,7 @@ class Normalizer:
         self.inline_stack: list[Any] = [parsed.fn]
         self.deps: set[str] = {parsed.source.filename}
         self.frame: Frame | None = None
+        self._alias_checks: dict[int, tuple] = {}     # id(function node) -> (node, its checks)
 
     # ----- errors -------------------------------------------------------------
     def error(self, cls, msg, node, hint=None):
@@ -293,7 +295,29 @@ class Normalizer:
         method = getattr(self, "stmt_" + type(s).__name__, None)
         if method is None:
             raise self.error(UnsupportedSyntaxError, f"s2s does not support `{type(s).__name__}` statements", s)
-        return method(s)
+        checks = self.shared_array_checks(s)
+        new, exits = method(s)
+        return checks + new, exits
+
+    def shared_array_checks(self, s) -> list:
+        """Before an in-place update of an array another name may share and still read, a check
+        that refuses at run time when they do share (frontend/aliases.py)."""
+        fdef = self.frame.parsed.node
+        table = self._alias_checks.get(id(fdef))
+        if table is None:
+            table = self._alias_checks[id(fdef)] = (fdef, in_place_checks(fdef))
+        pairs = table[1].get(id(s))
+        if not pairs:
+            return []
+        text = self.frame.parsed.source.line(getattr(s, "lineno", None)).strip() or "an in-place update"
+        out = []
+        for y, z in pairs:
+            if y not in self.frame.locals or z not in self.frame.locals:
+                continue
+            check = self.call_rule(rt.check_unshared, [name(self.frame.rename[y]), name(self.frame.rename[z]),
+                                                       const(text), const(y), const(z)], s)
+            out.append(copy_loc(gast.Expr(value=check), s))
+        return out
 
     def stmt_Pass(self, s):
         return [], False
@@ -319,9 +343,11 @@ class Normalizer:
         if len(s.targets) == 1:
             self.assign_to(s.targets[0], s.value, out, s)
             return out, False
-        value = self.atom(s.value, out)
+        value = self.atom(s.value, out)      # (normalized once: `a = b = v` binds both to it)
+        if isinstance(value, gast.Name) and value.id in self.aggregates:
+            value = self.aggregate_or_name(value.id)
         for t in s.targets:
-            self.assign_to(t, value, out, s)
+            self.assign_normalized(t, value, out, s)
         return out, False
 
     def stmt_AnnAssign(self, s):
@@ -443,6 +469,10 @@ class Normalizer:
                 raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
             for t, v in zip(target.elts, value.elts):
                 self.assign_normalized(t, v, out, s)
+        elif isinstance(target, gast.Subscript) and is_atom(value):
+            base = self.local_name(target.value, s)
+            index = self.index(target.slice, out)
+            out.append(assign(gast.Subscript(name(base), index, gast.Store()), clone(value), s))
         else:
             raise self.error(UnsupportedSyntaxError, "unsupported assignment target", s)
 

@@ -53,7 +53,7 @@ set_kind("reduced_size", rt.reduced_size)
 # Functions of shapes only: evaluated on the first example (same for all).
 set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.breduced_size, rt.bshape, rt.bsize,
          rt.blen, rt.inverse_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank,
-         rt.check_array_output, rt.check_unset)
+         rt.check_array_output, rt.check_unset, rt.check_unshared)
 # Adjoint plans read only their operands' shapes: one plan serves every example (a per-example loop
 # would stack their tuples of parts of different shapes as one array, and fail).
 set_kind("shape_fn", oh.einsum_plan, oh.kron_plan, oh.tile_plan)

@@ -214,6 +214,7 @@ nondiff(rt.check_unpack, "check_unpack")
 nondiff(rt.check_rank, "check_rank")
 nondiff(rt.check_array_output, "check_array_output")
 nondiff(rt.check_unset, "check_unset")
+nondiff(rt.check_unshared, "check_unshared")
 for _fn in (rt.fused_size, rt.fused_empty, rt.fused_grid, rt.fused_zeros, rt.flat_view, rt.fused_out_view,
             rt.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again

@@ -679,8 +679,12 @@ class BatchBuilder:
                 return [copy_loc(_expr_stmt(_call(rt.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
                                                                name(self.size)])), s)]
             return [s]
+        if fn is rt.check_unshared and self.is_b(call.args[0]) != self.is_b(call.args[1]):
+            # one of the two became a batched copy: whether the examples' arrays are shared is
+            # lost in the array form, and the per-example loop keeps the check
+            raise NoArrayForm("an in-place update of an array another variable may share", s)
         if any(_names(a) & self.batched for a in call.args):
-            if fn in (builtins.print,):
+            if fn in (builtins.print, rt.check_unshared):    # (batched arrays share iff their examples do)
                 return [s]
             raise NoArrayForm("a call made for its effect on batched values", s)
         return [s]
