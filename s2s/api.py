@@ -9,11 +9,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import hashlib
 import os
 import functools
 import inspect
 import numbers
 import threading
+import types
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -23,10 +25,11 @@ import numpy as np
 from . import precision, pytree
 from . import runtime as rt
 from .codegen import emit
-from .errors import ArgumentError, NonDifferentiableError, S2SError, SharedArrayError, TransformError
+from .errors import (ArgumentError, NonDifferentiableError, S2SError, SharedArrayError, TransformError,
+                     UnsupportedSyntaxError)
 from .frontend.normalize import normalize
 from .frontend.parse import parse_function, source_of_decorated
-from .frontend.reads import changed, reads_of
+from .frontend.reads import changed, code_fingerprint, reads_of
 from .optimize import cleanup
 from .optimize.specialize import arg_facts
 from .rules import lookup
@@ -105,6 +108,8 @@ def source_function(fun: Callable) -> Callable:
     rule = lookup(fun)
     if rule is not None:
         return _rule_wrapper(fun)
+    if inspect.ismethod(fun) and isinstance(fun.__func__, types.FunctionType):
+        return _method_function(fun)
     src = source_of_decorated(fun) if callable(fun) else None
     if getattr(src, "__code__", None) is not None:
         return src
@@ -258,6 +263,13 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
               options: tuple = ()) -> Generated:
     key = _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options)
     parsed = parse_function(src_fn)
+    star = parsed.node.args.vararg or parsed.node.args.kwarg
+    if star is not None:
+        raise parsed.source.error(
+            UnsupportedSyntaxError, f"s2s transforms functions with named parameters only; `{parsed.source.qualname}` "
+            f"takes *{'' if star is parsed.node.args.vararg else '*'}{getattr(star, 'id', '')}", parsed.node,
+            "name each parameter (def f(x, y)), or take one tuple or dict argument (a pytree: grad "
+            "differentiates every array in it)")
     nparams = len(parsed.node.args.args)
     for a in argnums:
         if not -nparams <= a < nparams:
@@ -284,6 +296,13 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         nf = normalize(parsed)
     import re
     backend = opts.get("backend", "python")
+    if backend == "numba" and nf.objects:
+        held = ", ".join(sorted({type(nf.namespace[k]).__name__ for k in nf.objects if k in nf.namespace}))
+        raise TransformError(
+            f"jit cannot compile {parsed.source.qualname}: it reads attributes or calls methods of a Python object "
+            f"({held}) when it runs, and Numba has no type for such objects",
+            hint="pass the arrays as arguments (def loss(w, b, x, y)) and jit that function, or use "
+                 "jit(f, fallback=True) to run the generated Python")
     name = f"{re.sub(r'[^A-Za-z0-9_]', '', src_fn.__name__) or 'fn'}_{transform}"
     wrt = [nf.params[a] for a in argnums]
     if transform == "primal":
@@ -364,6 +383,21 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         diskcache.store(dkey, path, name, stored, base, nf.deps + [src_fn.__code__.co_filename], origin,
                         getattr(src_fn, "__module__", None))
     return Generated(fn, text, path, origin)
+
+
+def _check_argnums(args: tuple, argnums, fun: Callable) -> None:
+    """The refusals grad makes (argnums in range, float arguments), for jacfwd, jacrev and hessian."""
+    n = len(args)
+    for a in argnums:
+        if not -n <= a < n:
+            raise ArgumentError(f"argnums={a} is out of range for a call with {n} argument{'s' if n != 1 else ''}")
+        _check_differentiable(args[a], a % n, _innermost(fun))
+
+
+def _innermost(fun: Callable) -> Callable:
+    while isinstance(fun, (Transformed, Batched, Hessian, Jacobian, Jitted)):
+        fun = fun.fun
+    return fun if hasattr(fun, "__qualname__") else type(fun)
 
 
 def _check_differentiable(x: Any, position: int, fn: Callable) -> None:
@@ -474,6 +508,47 @@ class Transformed:
 
 
 _WRAPPERS: dict = {}       # (pytree wrappers of callables that have no __dict__)
+
+
+_METHOD_FUNCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # bound method -> its function
+
+
+def _method_function(method) -> Callable:
+    """`def loss(x): return loss_method(loss_self, x)` for a bound method (model.loss) or a class
+    method: a function of the other parameters, whose transform inlines the method with `self`
+    (or `cls`) bound to the object. The object's attributes are read when the code runs (as the
+    method reads them), so a model whose weights change between calls is never answered for old
+    weights; its methods (`self.helper(x)`) are inlined like any helper."""
+    got = _METHOD_FUNCTIONS.get(method)
+    if got is not None:
+        return got
+    func = method.__func__
+    params = list(inspect.signature(func).parameters.values())[1:]
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        raise TransformError(f"s2s transforms methods with plain positional parameters only; "
+                             f"`{func.__qualname__}` has *args, **kwargs or keyword-only ones",
+                             hint="name each parameter (def loss(self, x, y)), or transform a function of them")
+    base = func.__name__ if func.__name__.isidentifier() else "method"
+    names = [p.name for p in params]
+    bound_fn, bound_self = f"{base}_method", f"{base}_self"
+    while bound_fn in names or bound_self in names:
+        bound_fn, bound_self = bound_fn + "_", bound_self + "_"
+    owner = method.__self__ if isinstance(method.__self__, type) else type(method.__self__)
+    # (the docstring names the class and digests its methods' code: two classes whose `loss` reads
+    # the same but calls different `self.helper`s get different derivatives from the disk cache)
+    methods = sorted((k, v.__code__) for klass in owner.__mro__ for k, v in vars(klass).items()
+                     if isinstance(v, types.FunctionType))
+    digest = hashlib.sha256(repr([(k, code_fingerprint(c)) for k, c in methods]).encode()).hexdigest()[:16]
+    source = (f"def {base}({', '.join(names)}):\n"
+              f"    {f'{owner.__module__}.{owner.__qualname__}.{func.__name__}, bound ({digest})'!r}\n"
+              f"    return {bound_fn}({', '.join([bound_self] + names)})\n")
+    path = emit.write_module(source, base)
+    wrapper = emit.load_function(source, path, base, {bound_fn: func, bound_self: method.__self__}, register=False)
+    wrapper.__defaults__ = func.__defaults__
+    wrapper.__s2s_wraps__ = func
+    _WRAPPED[os.path.basename(path)] = func     # errors point at the method's lines
+    _METHOD_FUNCTIONS[method] = wrapper
+    return wrapper
 
 
 def _flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
@@ -620,8 +695,19 @@ def jvp(fun: Callable, primals: Sequence | None = None, tangents: Sequence | Non
     if not nums:
         raise ArgumentError("jvp needs at least one float primal")
     gen = Transformed(fun, "jvp", tuple(nums)).generated()
-    return gen.fn(*primals, *[np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i])
-                              for i in nums])
+    return gen.fn(*primals, *_defaults_after(src, len(primals)),
+                  *[np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i]) for i in nums])
+
+
+def _defaults_after(fun: Callable, nargs: int) -> list:
+    """The default values of `fun`'s parameters after the first `nargs` (a generated jvp takes
+    every primal before its tangents, so a caller passes the defaults)."""
+    out = []
+    for p in list(inspect.signature(fun).parameters.values())[nargs:]:
+        if p.default is p.empty or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        out.append(p.default)
+    return out
 
 
 def _basis(x):
@@ -722,8 +808,10 @@ class Jacobian:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
+        _check_argnums(args, self.nums, self.fun)
+        args, low = precision.widen(args)      # float32 in, float32 out (as grad)
         try:
-            return self.source_for(len(args))(*args)
+            return precision.narrow(self.source_for(len(args))(*args), low)
         except Exception as exc:
             _note_user_line(exc)
             raise
@@ -762,14 +850,19 @@ class Jacobian:
                 lines.append(f"    jac_{params[a]} = np.reshape(rows[{k}], np.shape(out) + np.shape({params[a]}))")
                 results.append(f"jac_{params[a]}")
         else:
+            # the parameters the call leaves to their defaults: the jvp takes them before its tangents
+            defaults = _defaults_after(source_function(self.fun), nargs)
+            for k, value in enumerate(defaults):
+                ns[f"default_{k}"] = value
+            full = ", ".join(params + [f"default_{k}" for k in range(len(defaults))])
             for a in nums:
                 x = params[a]
                 # one jvp per tangent basis vector, batched: column k of the result is J e_k
                 ns[f"jvp_cols_{x}"] = Batched(Transformed(self.fun, "jvp", (a,)).generated().fn,
-                                              (None,) * nargs + (0,), (None, -1))
+                                              (None,) * (nargs + len(defaults)) + (0,), (None, -1))
                 lines += [f"    size_{x} = np.size({x})",
                           f"    basis_{x} = np.reshape(np.eye(size_{x}), (size_{x},) + np.shape({x}))",
-                          f"    out, cols_{x} = jvp_cols_{x}({args}, basis_{x})",
+                          f"    out, cols_{x} = jvp_cols_{x}({full}, basis_{x})",
                           '    check_array_output(out, "jacfwd")',
                           f"    jac_{x} = np.reshape(cols_{x}, np.shape(out) + np.shape({x}))"]
                 results.append(f"jac_{x}")
@@ -806,6 +899,7 @@ class Hessian:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
+        _check_argnums(args, self.nums, self.fun)
         args, low = precision.widen(args)
         if self.is_tuple:
             return precision.narrow(tuple(tuple(b(*args) for b in row) for row in self._blocks), low)

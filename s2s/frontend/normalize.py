@@ -32,6 +32,7 @@ import copy
 import dataclasses
 import inspect
 import math
+import numbers
 import re
 import types
 from typing import Any
@@ -195,6 +196,7 @@ class NormalizedFunction:
     source: SourceInfo
     params: list[str]
     deps: list[str] = dataclasses.field(default_factory=list)   # source files read (for the disk cache)
+    objects: tuple = ()         # globals holding Python objects whose attributes the code reads at run time
 
 
 class Normalizer:
@@ -216,6 +218,11 @@ class Normalizer:
         self.deps: set[str] = {parsed.source.filename}
         self.frame: Frame | None = None
         self._alias_checks: dict[int, tuple] = {}     # id(function node) -> (node, its checks)
+        # locals that hold one Python object for the whole call (a method's `self`): their attributes
+        # are read when the code runs, their methods are inlined
+        self.objects: dict[str, Any] = {}
+        self.object_names: set[str] = set()          # globals of the generated code bound to such objects
+        self._store_counts: dict[int, tuple] = {}
 
     # ----- errors -------------------------------------------------------------
     def error(self, cls, msg, node, hint=None):
@@ -261,7 +268,8 @@ class Normalizer:
             if hasattr(n, "lineno") and not hasattr(n, "s2s_src"):
                 n.s2s_src = self.top.source
         # the parameters as the body names them (a parameter named like a helper, `erf`, is renamed)
-        return NormalizedFunction(new, self.ns, self.top.source, [rename[p] for p in params], sorted(self.deps))
+        return NormalizedFunction(new, self.ns, self.top.source, [rename[p] for p in params], sorted(self.deps),
+                                  tuple(sorted(self.object_names)))
 
     # ----- statements ---------------------------------------------------------
     def stmts(self, body: list) -> tuple[list, bool]:
@@ -400,6 +408,9 @@ class Normalizer:
                                  s, "use different variable names for the tuple and the value")
             out.append(assign(var, simple, s))
             self.note_result(var, simple)
+            held = self.object_of(simple)
+            if held is not None and self.stores_in_frame().get(target.id) == 1:
+                self.objects[var] = held        # (`self_f = f_self` in generated code s2s reads again)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)):
                 if len(value.elts) != len(target.elts):
@@ -882,10 +893,44 @@ class Normalizer:
             return name(self.frame.rename[node.id])
         return self.global_ref(node.id, self.lookup_global(node), node)
 
+    def object_of(self, atom) -> Any:
+        """The Python object (not an array, number or container) a normalized atom surely holds."""
+        if not isinstance(atom, gast.Name):
+            return None
+        if atom.id in self.objects:
+            return self.objects[atom.id]
+        value = self.ns.get(atom.id, None)
+        if not _plain_object(value):
+            return None
+        self.object_names.add(atom.id)
+        return value
+
+    def stores_in_frame(self) -> dict[str, int]:
+        """How many times each name is assigned in the function being normalized."""
+        fdef = self.frame.parsed.node
+        got = self._store_counts.get(id(fdef))
+        if got is None:
+            counts: dict[str, int] = {}
+            for n in iter_nodes(fdef):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    counts[n.id] = counts.get(n.id, 0) + 1
+            got = self._store_counts[id(fdef)] = (fdef, counts)
+        return got[1]
+
+    def object_rooted(self, node) -> bool:
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id in self.frame.locals \
+            and self.frame.rename[node.id] in self.objects
+
     def expr_Attribute(self, node, out):
         root = node
         while isinstance(root, gast.Attribute):
             root = root.value
+        if self.object_rooted(node):
+            # `self.w`: read when the code runs (the object's current weights, not those it had
+            # when the function was transformed)
+            return gast.Attribute(self.atom(node.value, out), node.attr, gast.Load())
         if isinstance(root, gast.Name) and root.id in self.frame.locals or not isinstance(root, gast.Name):
             base = self.atom(node.value, out)
             if isinstance(base, gast.Name) and base.id in self.aggregates:
@@ -1055,7 +1100,7 @@ class Normalizer:
     def expr_Call(self, node, out):
         func = node.func
         # Method call on a local value: x.sum(axis=0) -> np.sum(x, axis=0)
-        if isinstance(func, gast.Attribute) and self.is_local_rooted(func.value):
+        if isinstance(func, gast.Attribute) and self.is_local_rooted(func.value) and not self.object_rooted(func.value):
             meth = METHODS.get(func.attr)
             if meth is None:
                 raise self.error(NoRuleError, f"s2s has no rule for the method `.{func.attr}()`", node,
@@ -1107,6 +1152,12 @@ class Normalizer:
             return copy_loc(call, node)
         if isinstance(obj, types.FunctionType):
             return self.inline(obj, args, kws, node, out)
+        if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+            # `self.helper(x)`, `model.loss(x)`: the method, with its object as the first argument
+            receiver = self.global_ref(f"{obj.__func__.__name__}_self", obj.__self__, node)
+            if isinstance(receiver, gast.Name):
+                self.object_names.add(receiver.id)
+            return self.inline(obj.__func__, [receiver] + args, kws, node, out)
         if obj is builtins.float or obj is builtins.sum:
             pass
         raise self.error(
@@ -1266,6 +1317,8 @@ class Normalizer:
         if isinstance(node, gast.Call):
             return self.static_transform(node)
         if isinstance(node, gast.Name):
+            if node.id in self.frame.locals and self.frame.rename[node.id] in self.objects:
+                return self.objects[self.frame.rename[node.id]]
             if node.id in self.frame.locals:
                 raise self.error(UnsupportedSyntaxError, f"s2s cannot call `{node.id}`, a function held in a local variable",
                                  node, "call the function by its global name")
@@ -1365,6 +1418,9 @@ class Normalizer:
                 value = self.global_ref(p, default, node) if not isinstance(default, (int, float, str, tuple, type(None))) \
                     else _constant(default)
             self.bind_value(rename[p], value, out, node)
+            held = self.object_of(value)
+            if held is not None and p not in assigned_names(fdef.body):
+                self.objects[rename[p]] = held
         self.inline_stack.append(fn)
         self.frame = frame
         try:
@@ -1380,6 +1436,14 @@ class Normalizer:
             self.frame = caller
             self.inline_stack.pop()
         return name(result)
+
+
+def _plain_object(value) -> bool:
+    """An object whose attributes a method reads (a model, a config, a class), as opposed to the
+    values s2s computes with (arrays, numbers, strings, containers) and functions."""
+    return value is not None and not isinstance(value, (np.ndarray, np.generic, numbers.Number, str, bytes, tuple,
+                                                        list, dict, bool, types.FunctionType, types.ModuleType,
+                                                        types.BuiltinFunctionType, np.ufunc))
 
 
 def _literal(elts: list, meta: tuple) -> gast.Tuple:

@@ -51,7 +51,76 @@ def reads_of(fn: Callable, _seen: set | None = None) -> tuple:
         if not generated:
             out.append((glb, name, value))
         out.extend(_helper_reads(value, seen))
+    cells = dict(zip(code.co_freevars, getattr(fn, "__closure__", None) or ()))
+    for kind, root, path in sorted(_attribute_chains(code)):
+        if kind == "LOAD_DEREF":
+            try:
+                obj = cells[root].cell_contents
+            except (KeyError, ValueError):
+                continue
+        else:
+            obj = glb.get(root, _MISSING)
+            if obj is _MISSING:
+                continue
+        out.extend(_attribute_reads(obj, path, seen))
     return tuple(out)
+
+
+class Attr:
+    """`where` of a read of an attribute (`cfg.scale`, `config.LR`): generated code holds the value
+    the attribute had, so setting the attribute later makes it stale like rebinding a global."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+
+_LIBRARIES = ("numpy", "scipy", "math", "s2s", "numba", "builtins", "cmath", "operator", "functools")
+
+
+def _attribute_chains(code: types.CodeType) -> set:
+    """(opcode, root name, attribute path) for each `root.a.b` the code (and code nested in it)
+    reads, from its bytecode: a global or closure variable followed by attribute loads."""
+    import dis
+    out = set()
+    instructions = list(dis.get_instructions(code))
+    for i, ins in enumerate(instructions):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_DEREF"):
+            path = []
+            for nxt in instructions[i + 1:]:
+                if nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+                    break
+                path.append(nxt.argval)
+            if path:
+                out.add((ins.opname, ins.argval, tuple(path)))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _attribute_chains(const)
+    return out
+
+
+def _attribute_reads(obj: Any, path: tuple, seen: set) -> list:
+    """(Attr(owner), name, value) along `obj.a.b...`, for owners whose attributes a user sets (their
+    objects, their modules); NumPy's and s2s's modules, arrays and numbers end the walk."""
+    import numpy as np
+    out: list = []
+    for attr in path:
+        if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] in _LIBRARIES:
+            break
+        if isinstance(obj, (np.ndarray, np.generic, int, float, complex, str, bytes, bool)) or obj is None:
+            break
+        if isinstance(getattr(type(obj), attr, None), property):
+            break           # (computed when read: a new object each time, never "the same")
+        value = getattr(obj, attr, _MISSING)
+        if value is _MISSING:
+            break
+        if isinstance(value, types.MethodType):
+            out.extend(_helper_reads(value.__func__, seen))
+            break           # (a new bound-method object on every read)
+        out.append((Attr(obj), attr, value))
+        out.extend(_helper_reads(value, seen))
+        obj = value
+    return out
 
 
 def _helper_reads(value: Any, seen: set) -> list:
@@ -63,6 +132,12 @@ def _helper_reads(value: Any, seen: set) -> list:
 
 def changed(reads: tuple) -> bool:
     for where, name, value in reads:
+        if where.__class__ is Attr:
+            now = getattr(where.obj, name, _MISSING)
+            if now is not value and not (now.__class__ is value.__class__ and isinstance(value, (int, float, str))
+                                         and now == value):
+                return True
+            continue
         if name is None:
             try:
                 if where.cell_contents is not value:

@@ -141,11 +141,10 @@ class ForwardBuilder:
         final = copy_loc(gast.Return(value=result), ret)
         final.s2s_src = None
         args = clone(fdef.args)
-        n_defaults = len(args.defaults)
         tangent_params = [gast.Name(self.tan(p), gast.Param(), None, None) for p in self.spec.wrt]
-        if n_defaults:
-            raise self.error(UnsupportedSyntaxError, "jvp of a function with default arguments is not supported", fdef,
-                             "pass every argument explicitly (wrap the function)")
+        # (tangents follow every primal parameter, so none keeps a default: callers pass the
+        # defaults themselves, api.jvp and the jacfwd wrapper)
+        args.defaults = []
         args.args = args.args + tangent_params
         new = gast.FunctionDef(name=self.spec.name, args=args, body=code + outs + [final],
                                decorator_list=[], returns=None, type_comment=None, type_params=[])
