@@ -66,5 +66,5 @@ class ArgumentError(S2SError, ValueError):
 
 
 class SharedArrayError(S2SError, ValueError):
-    """An in-place update (`y += e`, `y[i] = v`) of an array another variable still reads: NumPy
-    would change both; s2s's transforms treat the update as making a new array."""
+    """`y += e` where `y` shares its array with another variable still read: NumPy would change
+    both; s2s's transforms treat the update as `y = y + e`, a new array."""

@@ -404,7 +404,8 @@ def _x_w(seed, n=6, m=4):
 
 # (function, args factory, argnums, names that must be recomputed, names that must stay taped)
 REMAT_CASES = [
-    pytest.param(branchy, _x(1), 0, {"t2", "t3", "t5", "t6", "t7", "t10", "t11"}, {"s"}, id="branchy"),
+    # (s was taped for unbroadcast's shape only: `s * 0.999` has s's shape, so nothing reads it now)
+    pytest.param(branchy, _x(1), 0, {"t2", "t3", "t5", "t6", "t7", "t10", "t11"}, set(), id="branchy"),
     pytest.param(carried, _x(2), 0, set(), {"t"}, id="loop_carried"),
     pytest.param(written_same_loop, _x(3), 0, set(), {"t"}, id="written_same_loop"),
     pytest.param(written_later_loop, _x(4), 0, set(), {"t"}, id="written_later_loop"),

@@ -1,10 +1,10 @@
 """Which in-place updates may change an array another name still reads.
 
-NumPy's `y += 1` and `y[i] = v` write into the array `y` refers to; every name
-bound to that array (`y = x`, a view `y = x[1:]`, `y = x.T`, `for row in X`)
-sees the change. s2s's transforms treat an update as making a new value, so
-the other name would keep the old one: the primal and every derivative would
-differ from NumPy's. Whether two names share an array is known only when the
+NumPy's `y += 1` writes into the array `y` refers to; every name bound to that
+array (`y = x`, a view `y = x[1:]`, `y = x.T`, `for row in X`) sees the change.
+s2s's transforms treat `y += e` as `y = y + e`, a new value, so the other name
+would keep the old one: the primal and every derivative would differ from
+NumPy's. (Indexed writes stay writes into the array: see `_updated`.) Whether two names share an array is known only when the
 code runs (a float `s = x; s += 1` shares nothing), so normalization puts a
 check before each such update (runtime.check_unshared), which raises instead
 of answering differently.
@@ -78,18 +78,12 @@ def _pairs(target, value):
 
 
 def _updated(s) -> str | None:
-    """The name an in-place update statement writes into (`y += e`, `y[i] = v`, `y[i] += v`)."""
-    if isinstance(s, gast.AugAssign):
-        t = s.target
-    elif isinstance(s, gast.Assign) and len(s.targets) == 1:
-        t = s.targets[0]
-        if not isinstance(t, gast.Subscript):
-            return None
-    else:
-        return None
-    while isinstance(t, gast.Subscript):
-        t = t.value
-    return t.id if isinstance(t, gast.Name) else None
+    """The name `y += e` updates in place. (Indexed writes, `y[i] = v` and `y[i] += v`, stay
+    writes into the array in the generated code, so names sharing it see them as under NumPy; the
+    reverse pass saves what they overwrite, and refuses writes into arrays it cannot follow.)"""
+    if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+        return s.target.id
+    return None
 
 
 def in_place_checks(fdef) -> dict[int, list[tuple[str, str]]]:

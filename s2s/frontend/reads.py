@@ -117,6 +117,9 @@ def _attribute_reads(obj: Any, path: tuple, seen: set) -> list:
         if isinstance(value, types.MethodType):
             out.extend(_helper_reads(value.__func__, seen))
             break           # (a new bound-method object on every read)
+        if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and \
+                not isinstance(getattr(value, "__self__", None), types.ModuleType):
+            break           # (`rng.normal`: the same, for methods written in C)
         out.append((Attr(obj), attr, value))
         out.extend(_helper_reads(value, seen))
         obj = value

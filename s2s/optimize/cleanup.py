@@ -52,7 +52,16 @@ def _live_names(body: list) -> set[str]:
                 live.add(r)
                 pending.append(r)
 
-    for s in _all_stmts(body):
+    stmts = list(_all_stmts(body))
+    # an array written by index may be a view of another (`r = y[1:]; r[0] = v` changes y): while
+    # that other array matters, so do the writes
+    written = {s.targets[0].value.id for s in stmts if isinstance(s, gast.Assign)
+               and isinstance(s.targets[0], gast.Subscript) and isinstance(s.targets[0].value, gast.Name)}
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id in written:
+            for src in _may_view(s.value):
+                waiting.setdefault(src, []).append({s.targets[0].id})
+    for s in stmts:
         triggers, reads = None, set()   # triggers None: the statement always matters
         if isinstance(s, gast.Assign):
             tgt = s.targets[0]
@@ -88,6 +97,18 @@ def _live_names(body: list) -> set[str]:
         for reads in waiting.pop(pending.pop(), ()):
             matters(reads)
     return live
+
+
+def _may_view(value) -> list[str]:
+    """Names whose array `value` may be (a view of): a name, an index of one, or an op's first
+    argument (np.reshape, transpose, ravel, ... return views)."""
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        return [value.value.id]
+    if isinstance(value, gast.Call) and value.args and isinstance(value.args[0], gast.Name):
+        return [value.args[0].id]
+    return []
 
 
 def _empty(s) -> bool:

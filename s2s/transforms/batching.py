@@ -29,7 +29,7 @@ from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from ..rules.batch_rules import batch_kind
-from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts
+from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts, alias_conflicts, fresh_arrays
 from ..frontend.nodes import clone, iter_nodes, names_in
 
 
@@ -215,6 +215,12 @@ class BatchBuilder:
         batched_params = {p for p, ax in zip(params, in_axes) if ax is not None}
         body = list(fdef.body)
         ret = body.pop()
+        # arrays written by index that another name may hold: made batched (a new, expanded
+        # array) they would no longer be the array the other name sees
+        written = {st.targets[0].value.id for st in _walk_stmts(body) if isinstance(st, gast.Assign)
+                   and isinstance(st.targets[0], gast.Subscript) and isinstance(st.targets[0].value, gast.Name)}
+        self.shared_written = (written - fresh_arrays(body)) | {n for _, var, arr in alias_conflicts(body)
+                                                                 for n in (var, arr)}
         try:
             self.batched = self.analyse(body, batched_params)
             prologue = self.prologue(params, in_axes, fdef)
@@ -366,6 +372,8 @@ class BatchBuilder:
         if is_stack:
             self.stacks.add(v)
         if v in self.batched and not self.value_is_batched(value) and not is_stack:
+            if v in self.shared_written:
+                raise NoArrayForm("an indexed write into an array another variable may hold", s)
             value = _call(rt.bexpand, [value, name(self.size)])
         code.append(copy_loc(assign(v, value), s))
         return code

@@ -20,8 +20,8 @@ from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..rules import lookup
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
-from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, make_owned,
-                      op_rule)
+from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, alias_conflicts,
+                      fresh_arrays, make_owned, op_rule)
 from ..frontend.nodes import clone, iter_nodes
 
 _ZERO_ID = "__s2s_zero_tangent__"
@@ -127,6 +127,14 @@ class ForwardBuilder:
         body = list(fdef.body)
         ret = body.pop()
         self.active = varied(body, self.spec.wrt)
+        self.fresh_arrays = fresh_arrays(body)
+        for st, var, arr in alias_conflicts(body):
+            if var in self.active or arr in self.active:      # (as reverse mode refuses it)
+                raise self.error(
+                    UnsupportedSyntaxError,
+                    f"`{var}` refers to (a view of) `{arr}`, which is written into later; "
+                    f"s2s cannot differentiate through that aliasing", st,
+                    f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
         # Tape stacks: every push/pop of a varied stack is mirrored on its tangent stack.
         state: dict[str, str] = {p: SHARED for p in self.spec.wrt}
         for p in self.spec.wrt:
@@ -343,6 +351,12 @@ class ForwardBuilder:
         v_nonzero = isinstance(value, gast.Name) and state.get(value.id, ZERO) != ZERO
         if not v_nonzero and state.get(arr, ZERO) == ZERO:
             return code
+        if arr not in self.fresh_arrays:
+            # (the write also changes whatever else holds that array: a view, an alias, an argument)
+            raise self.error(UnsupportedSyntaxError,
+                             f"s2s can differentiate indexed writes only into arrays created in the function; "
+                             f"`{arr}` may alias another array", s,
+                             f"make a new array first, e.g. `{arr} = np.copy({arr})` or `{arr} = np.zeros(n)`")
         self.ensure_owned(arr, state, code)
         rhs = name(self.tan(value.id)) if v_nonzero else const(0.0)
         code.append(assign(gast.Subscript(name(self.tan(arr)), clone(tgt.slice), gast.Store()), rhs))

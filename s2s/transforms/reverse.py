@@ -127,6 +127,14 @@ def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
     return call
 
 
+def _same_shape_as(var: str, operands: list) -> bool:
+    """An elementwise op's result has `var`'s shape when every other argument is a literal (a
+    number, a flag: no shape of its own) or `var` itself (`x * 0.5`, `x * x`, `np.clip(x, 0.0, 1.0)`):
+    its cotangent needs no unbroadcast, and the backward sweep no saved value to read a shape from
+    (a scalar loop's pushes and pops halve)."""
+    return all(isinstance(n, gast.Name) and n.id == var or isinstance(n, gast.Constant) for n in operands)
+
+
 def _expr_stmt(call) -> gast.Expr:
     return gast.Expr(value=call)
 
@@ -180,100 +188,16 @@ class ReverseBuilder:
 
     # ----- analysis of the primal ------------------------------------------------
     def _fresh_arrays(self, body) -> set[str]:
-        """Variables every assignment of which makes a new array (safe to write into)."""
-        defs: dict[str, list] = {}
-        for s in _walk_stmts(body):
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                defs.setdefault(s.targets[0].id, []).append(s.value)
-        # a temporary read once, to be renamed (`t10 = np.tanh(out); out = t10`), is as new as its value
-        loads: dict[str, int] = {}
-        for n in iter_nodes(gast.Module(body=body, type_ignores=[])):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                loads[n.id] = loads.get(n.id, 0) + 1
-        out: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for var, values in defs.items():
-                if var not in out and all(_allocates(v) or (isinstance(v, gast.Name) and v.id in out
-                                                            and loads.get(v.id) == 1) for v in values):
-                    out.add(var)
-                    changed = True
-        # or bound to other values only after its last write, outside any loop that writes it
-        # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`)
-        order: list = []
-
-        def visit(stmts, loops):
-            for st in stmts:
-                order.append((st, loops))
-                if isinstance(st, (gast.For, gast.While)):
-                    visit(st.body, loops + (id(st),))
-                elif isinstance(st, gast.If):
-                    visit(st.body, loops)
-                    visit(st.orelse, loops)
-        visit(body, ())
-        writes: dict[str, list] = {}
-        binds: dict[str, list] = {}
-        for i, (st, loops) in enumerate(order):
-            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
-                    and isinstance(st.targets[0].value, gast.Name):
-                writes.setdefault(st.targets[0].value.id, []).append((i, loops))
-            elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
-                binds.setdefault(st.targets[0].id, []).append((i, loops, _allocates(st.value)))
-        for var, ws in writes.items():
-            if var in out or var not in binds:
-                continue
-            first = min(i for i, _ in ws)
-            last = max(i for i, _ in ws)
-            if all(fresh for i, _, fresh in binds[var] if i < first) and any(i < first for i, _, _ in binds[var]) \
-                    and all(i > last and not any(set(loops) & set(wl) for _, wl in ws)
-                            for i, loops, fresh in binds[var] if not fresh):
-                out.add(var)
-        return out
+        return fresh_arrays(body)
 
     def _check_aliases(self, body) -> None:
         """Refuse whole-array reads (copies, views) of a written array that a later write could change."""
-        order: list = []
-        fresh: dict[str, list[tuple[int, tuple]]] = {}   # `arr = <new array>` run once per pass of its block
-
-        def visit(stmts, loops, conditional):
-            for st in stmts:
-                if not conditional and isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
-                        and _allocates(st.value):
-                    fresh.setdefault(st.targets[0].id, []).append((len(order), loops))
-                order.append((st, loops))
-                if isinstance(st, (gast.For, gast.While)):
-                    visit(st.body, loops + (id(st),), False)
-                elif isinstance(st, gast.If):
-                    visit(st.body, loops, True)
-                    visit(st.orelse, loops, True)
-        visit(body, (), False)
-
-        def rebound(arr, i, j, loops, wloops) -> bool:
-            """Whether `arr` is bound to a new array on every path from the read at i to the write
-            at j (the write then changes another array than the one read)."""
-            shared = tuple(a for a, b in zip(loops, wloops) if a == b)
-            for k, kloops in fresh.get(arr, ()):
-                if kloops != shared:       # unconditional in the innermost block both are in
-                    continue
-                if (i < k < j) if j > i else (shared and (k > i or k < j)):
-                    return True
-            return False
-        writes: dict[str, list[tuple[int, tuple]]] = {}
-        for i, (st, loops) in enumerate(order):
-            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
-                writes.setdefault(st.targets[0].value.id, []).append((i, loops))
-        for i, (st, loops) in enumerate(order):
-            if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
-                continue
-            for arr in _view_sources(st.value):
-                for j, wloops in writes.get(arr, []):
-                    if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j, loops, wloops):
-                        raise self.error(
-                            UnsupportedSyntaxError,
-                            f"`{st.targets[0].id}` refers to (a view of) `{arr}`, which is written into later; "
-                            f"s2s cannot differentiate through that aliasing", st,
-                            f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
+        for st, var, arr in alias_conflicts(body)[:1]:
+            raise self.error(
+                UnsupportedSyntaxError,
+                f"`{var}` refers to (a view of) `{arr}`, which is written into later; "
+                f"s2s cannot differentiate through that aliasing", st,
+                f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
 
     def _check_loop_variables(self, body) -> None:
         """The backward sweep replays a loop by its index: the body must not assign to it."""
@@ -679,9 +603,10 @@ class ReverseBuilder:
                 raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this argument", s)
         if used or listed:
             code += local
+        operands = [node for param, node in bindings.items() if param != tmpl.params[0]]   # (a condition too)
         for c in used:
             expr = c.expr
-            if tmpl.broadcasts:
+            if tmpl.broadcasts and not _same_shape_as(c.target.id, operands):
                 expr = _call(rt.unbroadcast, [expr, name(c.target.id)])
             self.accumulate(c.target.id, expr, state, code)
         for c in listed:
@@ -915,6 +840,105 @@ _VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np
                               np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90,
                               np.real, np.imag, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
                               np.rollaxis, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)}
+
+
+def alias_conflicts(body) -> list:
+    """(statement, name, array) for each whole-array read (`b = a`, a view `b = a[1:]`) of an array
+    that a later write (`a[i] = v`) changes: differentiating through that aliasing is refused."""
+    conflicts: list = []
+    order: list = []
+    fresh: dict[str, list[tuple[int, tuple]]] = {}   # `arr = <new array>` run once per pass of its block
+
+    def visit(stmts, loops, conditional):
+        for st in stmts:
+            if not conditional and isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
+                    and _allocates(st.value):
+                fresh.setdefault(st.targets[0].id, []).append((len(order), loops))
+            order.append((st, loops))
+            if isinstance(st, (gast.For, gast.While)):
+                visit(st.body, loops + (id(st),), False)
+            elif isinstance(st, gast.If):
+                visit(st.body, loops, True)
+                visit(st.orelse, loops, True)
+    visit(body, (), False)
+
+    def rebound(arr, i, j, loops, wloops) -> bool:
+        """Whether `arr` is bound to a new array on every path from the read at i to the write
+        at j (the write then changes another array than the one read)."""
+        shared = tuple(a for a, b in zip(loops, wloops) if a == b)
+        for k, kloops in fresh.get(arr, ()):
+            if kloops != shared:       # unconditional in the innermost block both are in
+                continue
+            if (i < k < j) if j > i else (shared and (k > i or k < j)):
+                return True
+        return False
+    writes: dict[str, list[tuple[int, tuple]]] = {}
+    for i, (st, loops) in enumerate(order):
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
+            writes.setdefault(st.targets[0].value.id, []).append((i, loops))
+    for i, (st, loops) in enumerate(order):
+        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
+            continue
+        for arr in _view_sources(st.value):
+            for j, wloops in writes.get(arr, []):
+                if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j, loops, wloops):
+                    conflicts.append((st, st.targets[0].id, arr))
+                    break
+    return conflicts
+
+
+def fresh_arrays(body) -> set[str]:
+    """Variables every assignment of which makes a new array (safe to write into): an indexed
+    write into one changes no other name's array (forward and reverse mode refuse the others)."""
+    defs: dict[str, list] = {}
+    for s in _walk_stmts(body):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            defs.setdefault(s.targets[0].id, []).append(s.value)
+    # a temporary read once, to be renamed (`t10 = np.tanh(out); out = t10`), is as new as its value
+    loads: dict[str, int] = {}
+    for n in iter_nodes(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for var, values in defs.items():
+            if var not in out and all(_allocates(v) or (isinstance(v, gast.Name) and v.id in out
+                                                        and loads.get(v.id) == 1) for v in values):
+                out.add(var)
+                changed = True
+    # or bound to other values only after its last write, outside any loop that writes it
+    # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`)
+    order: list = []
+
+    def visit(stmts, loops):
+        for st in stmts:
+            order.append((st, loops))
+            if isinstance(st, (gast.For, gast.While)):
+                visit(st.body, loops + (id(st),))
+            elif isinstance(st, gast.If):
+                visit(st.body, loops)
+                visit(st.orelse, loops)
+    visit(body, ())
+    writes: dict[str, list] = {}
+    binds: dict[str, list] = {}
+    for i, (st, loops) in enumerate(order):
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
+                and isinstance(st.targets[0].value, gast.Name):
+            writes.setdefault(st.targets[0].value.id, []).append((i, loops))
+        elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+            binds.setdefault(st.targets[0].id, []).append((i, loops, _allocates(st.value)))
+    for var, ws in writes.items():
+        if var in out or var not in binds:
+            continue
+        first = min(i for i, _ in ws)
+        last = max(i for i, _ in ws)
+        if all(fresh for i, _, fresh in binds[var] if i < first) and any(i < first for i, _, _ in binds[var]) \
+                and all(i > last and not any(set(loops) & set(wl) for _, wl in ws)
+                        for i, loops, fresh in binds[var] if not fresh):
+            out.add(var)
+    return out
 
 
 def _allocates(value) -> bool:
