@@ -219,7 +219,7 @@ class BatchBuilder:
         # array) they would no longer be the array the other name sees
         written = {st.targets[0].value.id for st in _walk_stmts(body) if isinstance(st, gast.Assign)
                    and isinstance(st.targets[0], gast.Subscript) and isinstance(st.targets[0].value, gast.Name)}
-        self.shared_written = (written - fresh_arrays(body)) | {n for _, var, arr in alias_conflicts(body)
+        self.shared_written = (written - fresh_arrays(body)) | {n for _, var, arr in alias_conflicts(body, True)
                                                                  for n in (var, arr)}
         try:
             self.batched = self.analyse(body, batched_params)

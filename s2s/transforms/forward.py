@@ -128,7 +128,7 @@ class ForwardBuilder:
         ret = body.pop()
         self.active = varied(body, self.spec.wrt)
         self.fresh_arrays = fresh_arrays(body)
-        for st, var, arr in alias_conflicts(body):
+        for st, var, arr in alias_conflicts(body, read_after=True):
             if var in self.active or arr in self.active:      # (as reverse mode refuses it)
                 raise self.error(
                     UnsupportedSyntaxError,

@@ -842,9 +842,12 @@ _VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np
                               np.rollaxis, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)}
 
 
-def alias_conflicts(body) -> list:
+def alias_conflicts(body, read_after: bool = False) -> list:
     """(statement, name, array) for each whole-array read (`b = a`, a view `b = a[1:]`) of an array
-    that a later write (`a[i] = v`) changes: differentiating through that aliasing is refused."""
+    that a later write (`a[i] = v`) changes: differentiating through that aliasing is refused.
+    With `read_after`, only where the name is read after the write (code reverse mode generated
+    restores the slots a view was read from, once the view is no longer read: forward mode over it,
+    for hessian, must accept that)."""
     conflicts: list = []
     order: list = []
     fresh: dict[str, list[tuple[int, tuple]]] = {}   # `arr = <new array>` run once per pass of its block
@@ -876,13 +879,24 @@ def alias_conflicts(body) -> list:
     for i, (st, loops) in enumerate(order):
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
             writes.setdefault(st.targets[0].value.id, []).append((i, loops))
+    reads: dict[str, list[int]] = {}
+    if read_after:
+        for k, (st, _) in enumerate(order):
+            for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
+                         else [st]):
+                for n in iter_nodes(part):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                        reads.setdefault(n.id, []).append(k)
     for i, (st, loops) in enumerate(order):
         if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
             continue
+        var = st.targets[0].id
         for arr in _view_sources(st.value):
             for j, wloops in writes.get(arr, []):
+                if read_after and not (set(loops) & set(wloops)) and not any(k > j for k in reads.get(var, ())):
+                    continue
                 if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j, loops, wloops):
-                    conflicts.append((st, st.targets[0].id, arr))
+                    conflicts.append((st, var, arr))
                     break
     return conflicts
 
