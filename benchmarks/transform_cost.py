@@ -136,20 +136,17 @@ def main(argv=None) -> int:
     if len(pts) > 1:
         print(f"growth exponent (time ~ lines^k): k = {slope(pts):.2f}")
 
-    print("\ngrad against loop nesting depth")
-    print(f"{'depth':>6} {'seconds':>9} {'+peak MB':>9}")
-    for d in ints(a.depths):
-        r = measure(deep_loops(d), "grad", "depth")
-        print(f"{d:>6} " + (f"{r['seconds']:9.2f} {r['peak_mb']:9.1f}" if "error" not in r else f" fails: {r['error']}"),
-              flush=True)
-
-    if ints(a.jit_sizes):
-        print("\njit(grad) against program size (first call: transform, Numba compile, run)")
-        print(f"{'lines':>6} {'seconds':>9} {'+peak MB':>9}")
-        for n in ints(a.jit_sizes):
-            r = measure(long_program(n), "jit", "size")
-            print(f"{n:>6} " + (f"{r['seconds']:9.2f} {r['peak_mb']:9.1f}" if "error" not in r else f" fails: {r['error']}"),
+    def table(title, label, values, program, mode, kind):
+        print(f"\n{title}")
+        print(f"{label:>6} {'seconds':>9} {'+peak MB':>9}")
+        for v in values:
+            r = measure(program(v), mode, kind)
+            print(f"{v:>6} " + (f"{r['seconds']:9.2f} {r['peak_mb']:9.1f}" if "error" not in r else f" fails: {r['error']}"),
                   flush=True)
+    table("grad against loop nesting depth", "depth", ints(a.depths), deep_loops, "grad", "depth")
+    if ints(a.jit_sizes):
+        table("jit(grad) against program size (first call: transform, Numba compile, run)", "lines",
+              ints(a.jit_sizes), long_program, "jit", "size")
 
     r = measure(scalar_loop(a.loop_steps), "loop", "loop")
     print(f"\nscalar loop of {a.loop_steps} steps: primal {r['primal']:.2f} s, grad {r['grad']:.2f} s, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import List
 
@@ -135,6 +135,19 @@ def _check_unset(value, what):
     return impl
 
 
+@register_jitable
+def _byte_span(a):
+    """The lowest and one past the highest byte address an array's elements occupy."""
+    lo = hi = a.ctypes.data
+    for k in range(a.ndim):
+        span = (a.shape[k] - 1) * a.strides[k]
+        if span < 0:
+            lo += span
+        else:
+            hi += span
+    return lo, hi + a.itemsize
+
+
 @overload(rt.check_unshared)
 def _check_unshared(target, other, update, target_name, other_name):
     if not (isinstance(target, types.Array) and isinstance(other, types.Array)):
@@ -144,21 +157,9 @@ def _check_unshared(target, other, update, target_name, other_name):
         # np.may_share_memory: the byte ranges the two arrays span overlap
         if target.size == 0 or other.size == 0:
             return
-        lo_t = hi_t = target.ctypes.data
-        for k in range(target.ndim):
-            span = (target.shape[k] - 1) * target.strides[k]
-            if span < 0:
-                lo_t += span
-            else:
-                hi_t += span
-        lo_o = hi_o = other.ctypes.data
-        for k in range(other.ndim):
-            span = (other.shape[k] - 1) * other.strides[k]
-            if span < 0:
-                lo_o += span
-            else:
-                hi_o += span
-        if lo_t < hi_o + other.itemsize and lo_o < hi_t + target.itemsize:
+        lo_t, hi_t = _byte_span(target)
+        lo_o, hi_o = _byte_span(other)
+        if lo_t < hi_o and lo_o < hi_t:
             raise ValueError("s2s: an in-place update of an array another variable shares")
     return impl
 
