@@ -385,35 +385,31 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
     return Generated(fn, text, path, origin)
 
 
-def _check_argnums(args: tuple, argnums, fun: Callable) -> None:
-    """The refusals grad makes (argnums in range, float arguments), for jacfwd, jacrev and hessian."""
+def _check_argnums(args: tuple, argnums, fn: Callable) -> None:
+    """What every differentiating transform refuses at a call: argnums out of range, arguments
+    that are not floats. `fn` names the function in the message."""
     n = len(args)
     for a in argnums:
         if not -n <= a < n:
-            raise ArgumentError(f"argnums={a} is out of range for a call with {n} argument{'s' if n != 1 else ''}")
-        _check_differentiable(args[a], a % n, _innermost(fun))
-
-
-def _innermost(fun: Callable) -> Callable:
-    while isinstance(fun, (Transformed, Batched, Hessian, Jacobian, Jitted)):
-        fun = fun.fun
-    return fun if hasattr(fun, "__qualname__") else type(fun)
+            raise ArgumentError(f"argnums={a} is out of range for a call with {n} arguments")
+        _check_differentiable(args[a], a % n, fn)
 
 
 def _check_differentiable(x: Any, position: int, fn: Callable) -> None:
+    name = getattr(fn, "__qualname__", None) or repr(fn)
     kind = np.asarray(x).dtype.kind if not isinstance(x, (tuple, list, dict)) else "f"
     if kind in "iub":
         what = type(x).__name__ if not isinstance(x, np.ndarray) else f"an array of dtype {x.dtype}"
         raise NonDifferentiableError(
-            f"argument {position} of {fn.__qualname__} is {what}: differentiation needs float inputs "
+            f"argument {position} of {name} is {what}: differentiation needs float inputs "
             f"(integer and boolean values have no derivative)",
             hint="pass floats (e.g. 3.0 or x.astype(float)), or leave this argument out of argnums")
     if kind == "c":
         raise NonDifferentiableError(
-            f"argument {position} of {fn.__qualname__} is complex: s2s differentiates real inputs only",
+            f"argument {position} of {name} is complex: s2s differentiates real inputs only",
             hint="split it into real and imaginary parts")
     if kind not in "f":
-        raise NonDifferentiableError(f"argument {position} of {fn.__qualname__} is not a float array or number "
+        raise NonDifferentiableError(f"argument {position} of {name} is not a float array or number "
                                      f"(got {type(x).__name__})")
 
 
@@ -457,11 +453,7 @@ class Transformed:
             return self._call_tree(args)
         gen = self.generated()
         src = self._src          # (the source function generated() just resolved)
-        n = len(args)
-        for a in self.argnums:
-            if not -n <= a < n:
-                raise ArgumentError(f"argnums={a} is out of range for a call with {n} arguments")
-            _check_differentiable(args[a], a % n, src)
+        _check_argnums(args, self.argnums, src)
         try:
             return gen.fn(*args)
         except NonDifferentiableError as exc:
@@ -808,7 +800,7 @@ class Jacobian:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
-        _check_argnums(args, self.nums, self.fun)
+        _check_argnums(args, self.nums, _user_function(self.fun))
         args, low = precision.widen(args)      # float32 in, float32 out (as grad)
         try:
             return precision.narrow(self.source_for(len(args))(*args), low)
@@ -899,7 +891,7 @@ class Hessian:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = _bind_keywords(self, args, kwargs)
-        _check_argnums(args, self.nums, self.fun)
+        _check_argnums(args, self.nums, _user_function(self.fun))
         args, low = precision.widen(args)
         if self.is_tuple:
             return precision.narrow(tuple(tuple(b(*args) for b in row) for row in self._blocks), low)
@@ -1301,11 +1293,7 @@ class Jitted:
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)):
-            n = len(args)
-            for a in fun.argnums:      # the same refusals as the unjitted transform
-                if not -n <= a < n:
-                    raise ArgumentError(f"argnums={a} is out of range for a call with {n} arguments")
-                _check_differentiable(args[a], a % n, source_function(fun.fun))
+            _check_argnums(args, fun.argnums, source_function(fun.fun))   # (as the unjitted transform)
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         facts = arg_facts(args)

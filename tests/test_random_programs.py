@@ -402,7 +402,7 @@ def test_regression_self_assignment_grad(workdir, fn, args):
 
 # an np.zeros array rebound (to an argument, an expression, `-=`) after its last write was refused as
 # "`out` may alias another array"; fixed: rebinding after the last write, outside the writes' loops,
-# keeps the writes' array fresh (s2s/transforms/reverse.py, _fresh_arrays)
+# keeps the writes' array fresh (s2s/transforms/reverse.py, fresh_arrays)
 @pytest.mark.parametrize("fn", [R.rebind_written_array, R.rebind_written_array_to_expression,
                                 R.augmented_assignment_to_written_array], ids=["argument", "expression", "-="])
 def test_regression_rebind_written_array(workdir, fn):

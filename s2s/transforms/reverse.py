@@ -155,7 +155,7 @@ class ReverseBuilder:
         self.typed = spec.tapes == "per_variable"
         self.tapes: dict[str, str] = {}
         self.unsaved_targets: set[str] = set()
-        self.fresh_arrays = self._fresh_arrays(fdef.body)
+        self.fresh_arrays = fresh_arrays(fdef.body)
         self.written = {s.targets[0].value.id for s in _walk_stmts(fdef.body)
                         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)} | {
             s.value.args[0].id for s in _walk_stmts(fdef.body)
@@ -187,9 +187,6 @@ class ReverseBuilder:
         return _call(rt.pop, [name(self.tape_name(key))])
 
     # ----- analysis of the primal ------------------------------------------------
-    def _fresh_arrays(self, body) -> set[str]:
-        return fresh_arrays(body)
-
     def _check_aliases(self, body) -> None:
         """Refuse whole-array reads (copies, views) of a written array that a later write could change."""
         for st, var, arr in alias_conflicts(body)[:1]:
@@ -376,7 +373,8 @@ class ReverseBuilder:
     def fwd_block(self, stmts: list, defined: set[str]) -> list:
         out: list = []
         for s in stmts:
-            s.s2s_defined_before = set(defined)
+            if isinstance(s, (gast.If, gast.For, gast.While)):     # (read by rev_if and the loops)
+                s.s2s_defined_before = set(defined)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 v = s.targets[0].id
                 if v in self.saved and self.typed:
