@@ -30,12 +30,19 @@ def _pure(value) -> bool:
     return True
 
 
+def _restored_tape(value) -> str | None:
+    """The tape `v = restore(tape, ...)` pops, if `value` is such a call."""
+    if isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.restore and value.args \
+            and isinstance(value.args[0], gast.Name):
+        return value.args[0].id
+    return None
+
+
 def _pops_live_tape(value, live: set[str]) -> bool:
     """`v = restore(tape, ...)` drops the tape's newest value: while the tape is read later (by
     earlier assignments' restores) it must stay, even if v itself is dead, or the later reads
     get the wrong entries (`y = x * 3.0; y = x * 2.0` under jit(grad) restored y wrongly)."""
-    return isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.restore and bool(value.args) \
-        and isinstance(value.args[0], gast.Name) and value.args[0].id in live
+    return _restored_tape(value) in live
 
 
 def _live_names(body: list) -> set[str]:
@@ -69,10 +76,9 @@ def _live_names(body: list) -> set[str]:
                 reads = _names(s.value)
                 if _pure(s.value):
                     triggers = [tgt.id]
-                    v = s.value     # a restore pops its tape: it matters while the tape is live
-                    if isinstance(v, gast.Call) and getattr(v, "s2s_fn", None) is rt.restore and v.args \
-                            and isinstance(v.args[0], gast.Name):
-                        triggers.append(v.args[0].id)
+                    tape = _restored_tape(s.value)      # a restore matters while its tape is live
+                    if tape is not None:
+                        triggers.append(tape)
             else:   # y[i] = v matters if y does
                 triggers, reads = [tgt.value.id], _names(s.value) | _names(tgt.slice)
         elif isinstance(s, gast.Expr):
@@ -199,9 +205,9 @@ def _flow_graph(body: list, bit) -> list[_Node]:
                 v, value = s.targets[0].id, s.value
                 kill = bit((v,))
                 keep_if = kill      # the value matters while v is live; a restore, while its tape is
-                if isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.restore \
-                        and value.args and isinstance(value.args[0], gast.Name):
-                    keep_if |= bit((value.args[0].id,))
+                tape = _restored_tape(value)
+                if tape is not None:
+                    keep_if |= bit((tape,))
                 n = node(s, _names(value), kill=kill, keep_if=keep_if, pure=_pure(value))
             elif isinstance(s, gast.If):
                 n = node(s, _names(s.test))
