@@ -325,6 +325,9 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
         fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
                                        tapes=opts.get("tapes", "single")))
     fdef = cleanup.optimize(fdef)
+    if backend == "numba":
+        from .optimize.straight_tapes import straight_tapes
+        fdef = straight_tapes(fdef, nf.namespace)
     if opts.get("arg_facts") is not None:
         from .optimize.specialize import infer_facts, specialize
         params = dict(zip(nf.params, opts["arg_facts"]))
@@ -349,8 +352,14 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
                 from .transforms.fuse_rows import fuse_rows
                 fdef = fuse_rows(fdef, nf.namespace, namer, opts["param_facts"], opts["in_axes"])
         fdef = numba_cpu.lower(fdef, nf.namespace, opts.get("target", "cpu"))
+        from .backends.outline import outline
+        # (every fused loop under target="parallel": only their functions get parallel=True)
+        outlined = outline(fdef, numba_cpu.namer_for(fdef, nf.namespace),
+                           1 if opts.get("target", "cpu") == "parallel" else None)
         nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
-    body = emit.to_source(fdef)
+    else:
+        outlined = []
+    body = "".join(emit.to_source(k) + "\n\n" for k in outlined) + emit.to_source(fdef)
     origin = _origin(src_fn)
     if transform == "vmap":
         desc = f"vmap(in_axes={opts['in_axes']}, out_axes={opts['out_axes']}) of {origin}"

@@ -731,12 +731,10 @@ def bunbroadcast_vjp(d, g, gb, xb):
 
 # ----- fused loops (compiled backends) -------------------------------------------------
 def fused_size(arrays, summed=()):
-    """Element count of a fused loop over `arrays` (scalars broadcast); -1 unless every
-    array has one shape (then the unfused code runs), and each group in `summed` (what a
-    fused sum reads) holds an array."""
-    if any(isinstance(a, np.ndarray) and a.ndim == 0 for a in arrays):
-        return -1
-    if not all(any(isinstance(a, np.ndarray) for a in group) for group in summed):
+    """Element count of a fused loop over `arrays` (numbers and 0-d arrays broadcast); -1
+    unless every other array has one shape (then the unfused code runs), and each group in
+    `summed` (what a fused sum reads) holds such an array."""
+    if not all(any(isinstance(a, np.ndarray) and a.ndim > 0 for a in group) for group in summed):
         return -1
     shapes = {np.shape(a) for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0}
     if len(shapes) != 1:
@@ -785,7 +783,10 @@ def fused_zeros(arrays):
 
 
 def flat_view(x):
-    return np.ravel(x) if isinstance(x, np.ndarray) else x
+    """The elements a fused loop reads: a flat view of an array; a 0-d array's value is a number."""
+    if isinstance(x, np.ndarray):
+        return np.ravel(x) if x.ndim else x[()]
+    return x
 
 
 def fused_out_view(x):

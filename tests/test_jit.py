@@ -279,11 +279,18 @@ def test_jit_parallel_target():
     j = s2s.jit(J.mixed_loss, target="parallel")
     _assert_same(j(x, w), J.mixed_loss(x, w), "jit(f, target='parallel')")
     fn = _assert_nopython(j, 2)
-    assert fn.targetoptions.get("parallel") is True, fn.targetoptions
+    assert _parallel_loops(fn), fn.py_func.__globals__
     jg = s2s.jit(s2s.grad(J.mixed_loss, argnums=(0, 1)), target="parallel")
     _assert_same(jg(x, w), s2s.grad(J.mixed_loss, argnums=(0, 1))(x, w),
                  "jit(grad, target='parallel')")
-    assert _assert_nopython(jg, 2).targetoptions.get("parallel") is True
+    assert _parallel_loops(_assert_nopython(jg, 2))
+
+
+def _parallel_loops(fn) -> list:
+    """The fused loops of a compiled function that run on threads: under target="parallel" each
+    is a function of its own (backends/outline.py), compiled with parallel=True, over prange."""
+    return [v for k, v in fn.py_func.__globals__.items() if k.startswith("fused_loop")
+            and v.targetoptions.get("parallel") is True and "prange" in v.py_func.__code__.co_names]
 
 
 def test_jit_decorator():

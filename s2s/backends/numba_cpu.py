@@ -431,7 +431,20 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
         warnings.simplefilter("ignore", category=numba.NumbaPerformanceWarning)
         # boundscheck: an index out of range raises IndexError, as in Python, instead of reading or
         # writing past the array (garbage, or a crash); measured at most ~10% on the benchmarks
-        return numba.njit(cache=cache, parallel=(target == "parallel"), boundscheck=True)(fn)
+        # parallel=True only where there is a prange loop: the fused loops are outlined under
+        # target="parallel" (backends/outline.py), and Numba's array analysis of the rest (the
+        # backward sweep's loops of array statements) inserted size checks that failed on
+        # arrays of one size ("Sizes of dt1, w do not match")
+        def options(f):
+            return dict(cache=cache, parallel=(target == "parallel" and "prange" in f.__code__.co_names),
+                        boundscheck=True)
+        # the fused regions outlined above the function, compiled as it is
+        glb = getattr(fn, "__globals__", {})
+        for key, value in list(glb.items()):
+            if isinstance(value, pytypes.FunctionType) and value is not fn and value.__module__ == fn.__module__:
+                # (a fused loop indexes only with its counter, below the size every array was checked to have)
+                glb[key] = numba.njit(**dict(options(value), boundscheck=False))(value)
+        return numba.njit(**options(fn))(fn)
 
 
 def _quiet_contiguity_warnings() -> None:

@@ -70,28 +70,28 @@ def _scalarish(t) -> bool:
 
 
 # ----- tapes -----------------------------------------------------------------------
-@overload(rt.stack, inline="always")
+@overload(rt.stack)
 def _stack():
     def impl():
         return List()
     return impl
 
 
-@overload(rt.push, inline="always")
+@overload(rt.push)
 def _push(st, value):
     def impl(st, value):
         st.append(value)
     return impl
 
 
-@overload(rt.pop, inline="always")
+@overload(rt.pop)
 def _pop(st):
     def impl(st):
         return st.pop()
     return impl
 
 
-@overload(rt.restore, inline="always")
+@overload(rt.restore)
 def _restore(st, current):
     def impl(st, current):
         st.pop()
@@ -1557,9 +1557,9 @@ def _array_positions(tup):
 def _fused_size(arrays, summed=()):
     pos = _array_positions(arrays)
     groups = getattr(summed, "types", ())
-    if not pos or any(_is_array(t) and t.ndim == 0 for t in arrays.types) \
-            or not all(_array_positions(g) for g in groups):
-        # no arrays, a 0-d array, or a fused sum of numbers only: the unfused code runs
+    if not pos or not all(_array_positions(g) for g in groups):
+        # no arrays, or a fused sum of numbers only: the unfused code runs (a 0-d array is a number
+        # in the loop: flat_view reads its value)
         return lambda arrays, summed=(): -1
     ndims = {arrays.types[k].ndim for k in pos}
     if len(ndims) != 1:
@@ -1615,6 +1615,8 @@ def _fused_grid(full, trail):
 
 @overload(rt.flat_view, inline="always")
 def _flat_view(x):
+    if _is_array(x) and x.ndim == 0:
+        return lambda x: x[()]
     if _is_array(x) and x.layout == "C":
         # inlined, so that parallel=True's alias analysis sees a view: a call's result is taken to be
         # a new array, and the fused loop's writes to an output's flat view were removed as dead

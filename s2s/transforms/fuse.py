@@ -37,6 +37,7 @@ compiled backends (a Python-level loop would be slow).
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import gast
@@ -47,6 +48,39 @@ from ..analysis.resolve import resolve_call
 from ..frontend.normalize import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
 from ..frontend.nodes import clone, iter_nodes
+
+
+class _Class:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+_TOP, _BOTTOM, _SCALAR = _Class("top"), _Class("bottom"), _Class("scalar")
+
+
+def _join(a, b):
+    """The shape class of an elementwise result of operands of classes a and b."""
+    if a is _BOTTOM or b is _BOTTOM:
+        return _BOTTOM
+    if a is _TOP or b is _TOP:
+        return _TOP
+    if a is _SCALAR:
+        return b
+    if b is _SCALAR or a == b:
+        return a
+    return _BOTTOM
+
+
+def _meet(a, b):
+    """The class of a variable two assignments of which give classes a and b."""
+    if a is _TOP:
+        return b
+    if b is _TOP:
+        return a
+    return a if a == b else _BOTTOM
 
 
 @dataclass
@@ -75,6 +109,7 @@ class Fuser:
         self.ranks = ranks or {}       # known ranks of variables (jit specializes on argument types)
         self.fused = 0
         self.scalar_consts: set[str] = set()   # names bound once, to a number: scalars, not fused arrays
+        self.lone = False              # a single array operation gets a loop too (long functions)
 
     # ----- what fuses ----------------------------------------------------------------
     def elementwise(self, node) -> bool:
@@ -181,8 +216,97 @@ class Fuser:
         self.simplify_seed(fdef)
         fdef = cleanup.optimize(fdef)     # the forward sum may now be dead
         self.scalar_consts = _scalar_constants(fdef)
+        self.reads = Counter(n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name)
+                             and not isinstance(n.ctx, gast.Store))
+        self.shape_of = self.shape_classes(fdef)
         fdef.body = self.block(fdef.body, fdef)
         return fdef
+
+    # ----- which values surely have one shape (a loop without an unfused branch) ------
+    def shape_classes(self, fdef) -> dict[str, object]:
+        """Variable -> the parameter whose shape each of its values has, or _SCALAR (rank 0).
+
+        Seeds are parameters of a known rank >= 1 that are never assigned: their shape is fixed for
+        the whole call.  A variable has parameter p's shape if every assignment to it is an
+        elementwise expression of values with p's shape and numbers (or `unbroadcast` /
+        `expand_reduced` to such a value); by induction over the execution, each value it holds
+        then has that shape.  Solved optimistically (the greatest such assignment of classes),
+        which is the strongest invariant these rules prove.  Needs the argument ranks (jit)."""
+        if not self.ranks:
+            return {}
+        stored = {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        params = [a.id for a in fdef.args.args if isinstance(a, gast.Name)]
+        classes: dict[str, object] = {p: p for p in params if (self.ranks.get(p) or 0) >= 1 and p not in stored}
+        defs: dict[str, list] = {v: [] for v in stored if v not in classes}
+        simple: set[int] = set()
+        for st in iter_nodes(fdef):
+            if isinstance(st, gast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], gast.Name):
+                defs[st.targets[0].id].append(st.value)
+                simple.add(id(st.targets[0]))
+            elif isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name):
+                defs[st.target.id].append(gast.BinOp(gast.Name(st.target.id, gast.Load(), None, None), st.op, st.value))
+                simple.add(id(st.target))
+        for n in iter_nodes(fdef):            # tuple targets, loop variables, ...: not understood
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in simple and n.id in defs:
+                defs[n.id].append(None)
+        current = {v: _TOP for v in defs}
+
+        def of(node):
+            if isinstance(node, gast.Constant):
+                return _SCALAR if isinstance(node.value, (int, float)) else _BOTTOM
+            if isinstance(node, gast.Name):
+                if node.id in classes:
+                    return classes[node.id]
+                if node.id in current:
+                    return _SCALAR if self.ranks.get(node.id) == 0 else current[node.id]
+                return _SCALAR if self.known_scalar(node.id) else _BOTTOM
+            if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
+                return _join(of(node.left), of(node.right))
+            if isinstance(node, gast.UnaryOp):
+                return of(node.operand)
+            if isinstance(node, gast.Compare) and len(node.ops) == 1:
+                return _join(of(node.left), of(node.comparators[0]))
+            if isinstance(node, gast.Call) and not node.keywords:
+                fn = self.resolve(node)
+                if fn is rt.unbroadcast and len(node.args) == 2:
+                    g, t = of(node.args[0]), of(node.args[1])
+                    return t if t is _SCALAR or g == t or _TOP in (g, t) else _BOTTOM
+                if fn is rt.expand_reduced and len(node.args) == 4 and _const(node.args[2]) is None \
+                        and _const(node.args[3]) is False:
+                    g, t = of(node.args[0]), of(node.args[1])
+                    return t if g is _SCALAR or _TOP in (g, t) else _BOTTOM
+                if fn in (rt.stop_gradient, rt.copy_value) and len(node.args) == 1:
+                    return of(node.args[0])
+                if batch_kind(fn) == "elementwise" and fn is not np.clip and node.args:
+                    out = _SCALAR
+                    for a in node.args:
+                        out = _join(out, of(a))
+                    return out
+            return _BOTTOM
+
+        changed = True
+        while changed:
+            changed = False
+            for v, values in defs.items():
+                if current[v] is _BOTTOM:
+                    continue
+                new = _TOP
+                for value in values:
+                    new = _meet(new, of(value) if value is not None else _BOTTOM)
+                if new != current[v]:
+                    current[v], changed = new, True
+        classes.update({v: c for v, c in current.items() if c is _SCALAR or c in classes.values()})
+        return classes
+
+    def one_shape(self, inputs: list, summed: list) -> bool:
+        """Every array input surely has one shape, and each sum in the loop reads an array of it:
+        the loop always runs, so it needs no unfused branch."""
+        got = {self.shape_of.get(v, _SCALAR if self.known_scalar(v) else None) for v in inputs}
+        arrays = got - {_SCALAR}
+        if None in got or len(arrays) != 1:
+            return False
+        shape = arrays.pop()
+        return all(any(self.shape_of.get(v) == shape for v in group) for group in summed)
 
     def simplify_seed(self, fdef):
         """`d = seed_cotangent(s)` with s a full sum: the check passes statically, d = 1.0."""
@@ -201,6 +325,9 @@ class Fuser:
         out, run = [], []
         for idx, s in enumerate(stmts):
             if self.fusable(s):
+                if len(run) >= MAX_RUN and getattr(s, "lineno", None) != getattr(run[-1], "lineno", None):
+                    out += self.emit_run(run, stmts[idx:], fdef)     # (at a user line's end)
+                    run = []
                 run.append(s)
                 if self.is_full_sum(s.value):   # a sum is complete only after the loop: it ends the run
                     out += self.emit_run(run, stmts[idx + 1:], fdef)
@@ -239,15 +366,16 @@ class Fuser:
             return out
         # worth a loop only if there is arithmetic to fuse
         ops = sum(1 for s in run_body for n in iter_nodes(s.value) if isinstance(n, (gast.BinOp, gast.Call, gast.UnaryOp)))
-        if len(run_body) < 2 or ops < 2:
+        if (len(run_body) < 2 or ops < 2) and not (self.lone and ops >= 1):
             return run
         defined = [s.targets[0].id for s in run_body]
         defs = {s.targets[0].id: s.value for s in run_body}
         # values read after the run (or by later iterations of an enclosing loop: be conservative)
         # values read anywhere outside the run (after it, or earlier in an enclosing loop) are kept
-        inside = {id(n) for s in run for n in iter_nodes(s)}
-        later = {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and id(n) not in inside
-                 and not isinstance(n.ctx, gast.Store)}
+        # (counted once per function: fusing elsewhere adds reads only of what that run read already)
+        in_run = Counter(n.id for s in run for n in iter_nodes(s) if isinstance(n, gast.Name)
+                         and not isinstance(n.ctx, gast.Store))
+        later = {v for v in defined if self.reads.get(v, 0) > in_run.get(v, 0)}
         if any(getattr(s, "_fused", False) for s in run):
             return run
         inputs: list[str] = []
@@ -307,7 +435,11 @@ class Fuser:
         fused.append(loop)
         for v in sum_outputs:
             fused.append(assign(v, name(acc[v])))
-        guard = gast.If(test=gast.Compare(name(n), [gast.GtE()], [const(0)]), body=fused, orelse=run)
+        unfused = run
+        if self.one_shape(inputs, summed):
+            # (fused_size is then never -1: no copy of the statements to compile)
+            unfused = [gast.Raise(exc=call_named("AssertionError", [const("s2s: fused shapes disagree")]), cause=None)]
+        guard = gast.If(test=gast.Compare(name(n), [gast.GtE()], [const(0)]), body=fused, orelse=unfused)
         first = run[0]
         for c in code + [guard]:
             copy_loc(c, first)
@@ -527,5 +659,17 @@ def _scalar_constants(fdef) -> set[str]:
     return {v for v in numbers if stores.get(v) == 1}
 
 
+# Statements in one loop at most: Numba's time on a loop body grows faster than its length (a
+# 2000-statement loop took minutes), and equal-sized loops of repeated code are outlined once.
+MAX_RUN = 24
+
+# Statements in a function past which a lone array operation (`db = dt * 0.9`) gets a loop too:
+# Numba compiles each array expression as a function of its own (~0.3 s each), while the loops
+# of a long function are outlined and the alike ones compiled once (backends/outline.py).
+LONE_OPS_PAST = 300
+
+
 def fuse(fdef: gast.FunctionDef, namespace: dict, namer, ranks: dict[str, int] | None = None) -> gast.FunctionDef:
-    return Fuser(namespace, namer, ranks).run(fdef)
+    fuser = Fuser(namespace, namer, ranks)
+    fuser.lone = sum(1 for n in iter_nodes(fdef) if isinstance(n, gast.stmt)) >= LONE_OPS_PAST
+    return fuser.run(fdef)

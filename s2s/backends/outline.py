@@ -1,0 +1,233 @@
+"""Outlining: each fused region of a long generated function becomes a function of its own.
+
+Numba compiles a function as one unit, and its cost grows faster than the function: type
+inference, Numba's lowering and LLVM's passes over a 1500-line function with forty loops took
+most of `jit(grad)`'s time on a 20-line program (91 s).  A fused region (the `n = fused_size(...)`
+guard, its loop and the unfused branch, transforms/fuse.py) only reads the values before it
+and writes the values after it, so it moves into a function with those as parameters and
+results:
+
+    a, t1 = fused_loop(a, b, w)          # in the generated function
+
+    def fused_loop(a, b, w):              # above it, compiled on its own (and cached with it)
+        n = fused_size((a, b, w))
+        if n >= 0:
+            ...                           # the loop
+        else:
+            ...                           # the unfused statements
+        return a, t1
+
+Regions that are the same code up to the names of their variables (a loop body repeated in
+straight-line code, the reverse sweep of each repetition) share one function, which Numba
+compiles once per argument types: long programs are mostly repetitions, and their compile time
+then grows with the distinct regions, not with the length.  The generated function left is a
+straight line of calls and tape pushes, cheap to compile.
+
+Short functions keep their loops inline: each function Numba compiles costs a fixed ~0.3 s, so
+outlining pays only past a few regions (`MIN_REGIONS`).
+"""
+from __future__ import annotations
+
+import gast
+
+from ..frontend.nodes import clone, iter_nodes
+from ..frontend.normalize import Namer
+
+MIN_REGIONS = 6          # fewer fused regions than this: the loops stay inline
+_SIZE_HELPERS = ("fused_size", "fused_grid", "rows_size")
+
+
+_ALL = frozenset(["<every name: the code after is not reached>"])
+
+
+def _is_region(stmt) -> bool:
+    return isinstance(stmt, gast.If) and str(getattr(stmt, "s2s_section", "")).startswith("fused")
+
+
+def _size_statement(prev, guard) -> bool:
+    """`n = fused_size(...)` (or `rows, cols = fused_grid(...)`) just before the guard that tests n."""
+    if not (isinstance(prev, gast.Assign) and isinstance(prev.value, gast.Call)
+            and isinstance(prev.value.func, gast.Name) and prev.value.func.id in _SIZE_HELPERS):
+        return False
+    tested = {n.id for n in iter_nodes(guard.test) if isinstance(n, gast.Name)}
+    bound = {n.id for n in iter_nodes(prev.targets[0]) if isinstance(n, gast.Name)}
+    return bool(tested & bound)
+
+
+def _regions(body: list, found: list) -> None:
+    """(statement list, start, stop) of every fused region, at any depth of loops and branches."""
+    k = 0
+    while k < len(body):
+        s = body[k]
+        if _is_region(s):
+            start = k - 1 if k > 0 and _size_statement(body[k - 1], s) else k
+            found.append((body, start, k + 1))
+        else:
+            for field in ("body", "orelse"):
+                sub = getattr(s, field, None)
+                if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
+                    _regions(sub, found)
+        k += 1
+
+
+class _Order:
+    """Names in the order a run of statements evaluates them: which are read before any write
+    (the region's inputs), which are written, and which are written on every path."""
+
+    def __init__(self):
+        self.first: dict[str, str] = {}
+        self.stored: set[str] = set()
+
+    def expr(self, node) -> None:
+        for n in iter_nodes(node):
+            if isinstance(n, gast.Name):
+                self.first.setdefault(n.id, "load" if not isinstance(n.ctx, gast.Store) else "store")
+                if isinstance(n.ctx, gast.Store):
+                    self.stored.add(n.id)
+
+    def target(self, node) -> None:
+        if isinstance(node, gast.Name):
+            self.first.setdefault(node.id, "store")
+            self.stored.add(node.id)
+        elif isinstance(node, (gast.Tuple, gast.List)):
+            for e in node.elts:
+                self.target(e)
+        else:                       # x[i] = v, x.a = v: reads x
+            self.expr(node)
+
+    def block(self, stmts: list):
+        """Visit `stmts`; the names written on every path through them that goes on after them
+        (_ALL when none does: the branch raises)."""
+        surely: set = set()
+        for s in stmts:
+            got = self.stmt(s)
+            surely = _ALL if got is _ALL or surely is _ALL else surely | got
+        return surely
+
+    def stmt(self, s) -> set:
+        if isinstance(s, gast.Assign):
+            self.expr(s.value)
+            for t in s.targets:
+                self.target(t)
+            return {n.id for t in s.targets for n in iter_nodes(t) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Store)}
+        if isinstance(s, gast.AugAssign):
+            self.expr(s.value)
+            if isinstance(s.target, gast.Name):
+                self.first.setdefault(s.target.id, "load")
+            self.target(s.target)
+            return set()
+        if isinstance(s, gast.If):
+            self.expr(s.test)
+            body, orelse = self.block(s.body), self.block(s.orelse)
+            return orelse if body is _ALL else body if orelse is _ALL else body & orelse
+        if isinstance(s, (gast.Raise, gast.Return)):
+            self.expr(s)
+            return _ALL
+        if isinstance(s, gast.For):
+            self.expr(s.iter)
+            self.target(s.target)
+            self.block(s.body)
+            self.block(s.orelse)
+            return set()
+        if isinstance(s, gast.While):
+            self.expr(s.test)
+            self.block(s.body)
+            self.block(s.orelse)
+            return set()
+        self.expr(s)
+        return set()
+
+
+def _canonical(stmts: list, local: set) -> tuple[tuple, dict]:
+    """The region's code as a tuple with its variables numbered by first appearance (v0, v1, ...),
+    and that numbering: two regions are the same function when their tuples are equal.  Each
+    node gives its class, its plain fields and the length of each list field, in breadth-first
+    order (which fixes the tree)."""
+    names: dict[str, str] = {}
+    out: list = []
+    for s in stmts:
+        for n in iter_nodes(s):
+            if n.__class__ is gast.Name:
+                out.append(names.setdefault(n.id, f"v{len(names)}") if n.id in local else n.id)
+                out.append(n.ctx.__class__)
+                continue
+            out.append(n.__class__)
+            for f in n._fields:
+                v = getattr(n, f, None)
+                if v.__class__ is list:
+                    out.append(len(v))
+                elif not isinstance(v, gast.AST):
+                    out.append((f, v.__class__, v))
+    return tuple(out), names
+
+
+def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None) -> list[gast.FunctionDef]:
+    """Move the fused regions of `fdef` into functions (returned; `fdef` now calls them), when it
+    has at least `min_regions` (MIN_REGIONS) of them."""
+    found: list = []
+    _regions(fdef.body, found)
+    if len(found) < (MIN_REGIONS if min_regions is None else min_regions):
+        return []
+    local = {a.id for a in fdef.args.args} | \
+        {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    inside = {id(n) for body, start, stop in found for s in body[start:stop] for n in iter_nodes(s)}
+    read_outside = {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and id(n) not in inside
+                    and not isinstance(n.ctx, gast.Store)}
+    reads = [{n.id for s in body[start:stop] for n in iter_nodes(s) if isinstance(n, gast.Name)
+              and not isinstance(n.ctx, gast.Store)} for body, start, stop in found]
+    readers: dict[str, int] = {}         # how many regions read each name
+    for names_read in reads:
+        for v in names_read:
+            readers[v] = readers.get(v, 0) + 1
+    kernels: dict[tuple, tuple] = {}    # canonical code -> (function, canonical inputs, canonical outputs)
+    made: list[gast.FunctionDef] = []
+    # regions later in a list first, so that the indexes of earlier ones stay valid
+    for k in sorted(range(len(found)), key=lambda k: (id(found[k][0]), -found[k][1])):
+        body, start, stop = found[k]
+        stmts = body[start:stop]
+        order = _Order()
+        surely = order.block(stmts)
+        inputs = {v for v, how in order.first.items() if v in local and how == "load" and v in reads[k]}
+        # what is read after the region, by another region, or by this one again (in a loop)
+        outputs = sorted(v for v in order.stored if v in local and (
+            v in read_outside or v in inputs or readers.get(v, 0) > (v in reads[k])))
+        inputs |= {v for v in outputs if surely is not _ALL and v not in surely}     # written on some paths: it had a value before
+        text, names = _canonical(stmts, local)
+        key = (text, tuple(sorted(names[v] for v in inputs)), tuple(names[v] for v in outputs))
+        if key not in kernels:
+            params = sorted(inputs, key=lambda v: names[v])
+            kname = namer.fresh("fused_loop")
+            ret = gast.Tuple([gast.Name(v, gast.Load(), None, None) for v in outputs], gast.Load()) \
+                if len(outputs) != 1 else gast.Name(outputs[0], gast.Load(), None, None)
+            kdef = gast.FunctionDef(
+                name=kname,
+                args=gast.arguments(args=[gast.Name(v, gast.Param(), None, None) for v in params],
+                                    posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                    defaults=[]),
+                body=clone(stmts) + [gast.Return(ret)], decorator_list=[], returns=None, type_comment=None,
+                type_params=[])
+            made.append(kdef)
+            kernels[key] = (kname, [names[v] for v in params], [names[v] for v in outputs])
+        kname, cparams, couts = kernels[key]
+        actual = {c: v for v, c in names.items()}
+        call = gast.Call(func=gast.Name(kname, gast.Load(), None, None),
+                         args=[gast.Name(actual[c], gast.Load(), None, None) for c in cparams], keywords=[])
+        if not couts:
+            new = gast.Expr(value=call)
+        elif len(couts) == 1:
+            new = gast.Assign(targets=[gast.Name(actual[couts[0]], gast.Store(), None, None)], value=call,
+                              type_comment=None)
+        else:
+            new = gast.Assign(targets=[gast.Tuple([gast.Name(actual[c], gast.Store(), None, None) for c in couts],
+                                                  gast.Store())], value=call, type_comment=None)
+        guard = body[stop - 1]
+        gast.copy_location(new, guard)
+        for attr in ("s2s_src", "s2s_grad_of"):
+            if hasattr(guard, attr):
+                setattr(new, attr, getattr(guard, attr))
+        new.s2s_section = f"{guard.s2s_section} ({kname})"
+        body[start:stop] = [new]
+    made.sort(key=lambda k: k.name)
+    return made
+
