@@ -151,3 +151,13 @@ def test_long_program_compiles_its_alike_regions_once_and_reloads_from_disk(tmp_
     assert defined and len(called) > len(defined)             # alike regions share a function
     assert "List()" not in src                                # straight-line tapes are variables
     assert "AssertionError" in src                            # one shape: no unfused copies
+
+
+def test_error_inside_an_outlined_loop_names_the_users_line(outline_everything):
+    """Vectors of lengths 3 and 4 do not broadcast: the error, raised in an outlined function's
+    unfused branch, still points at the user's line."""
+    import traceback
+    with pytest.raises(ValueError) as info:
+        s2s.jit(s2s.grad(broadcast_pair), cache=False)(np.ones(3), np.ones(4))
+    text = "".join(traceback.format_exception(info.value))
+    assert "test_outline.py" in text, text
