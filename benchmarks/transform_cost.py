@@ -40,6 +40,21 @@ def long_program(lines: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def varied_program(lines: int) -> str:
+    """`long_program` with a coefficient of its own on every line (0.9 + k/1000, ...): repeated
+    statement shapes, none repeated exactly."""
+    out = ["import numpy as np", "", "", "def f(x, w):", "    a = x * 1.0", "    b = np.sin(x)"]
+    for k in range(lines):
+        c = 1.0 + k / 1000
+        out.append("    " + [f"a = a * {0.9 * c!r} + np.tanh(b) * w",
+                             f"b = np.sin(a) - {0.1 * c!r} * b",
+                             f"c{k} = np.exp(-a * a) + b",
+                             f"a = a + {0.01 * c!r} * c{k - 1}",
+                             f"b = b * np.cos(c{k - 2}) + {0.5 * c!r}"][k % 5])
+    out.append("    return np.sum(a * b)")
+    return "\n".join(out) + "\n"
+
+
 def deep_loops(depth: int) -> str:
     """`depth` nested one-trip loops around one update: f(x) = x * x + 1, at any depth."""
     out = ["def f(x):", "    s = x"]
@@ -147,6 +162,8 @@ def main(argv=None) -> int:
     if ints(a.jit_sizes):
         table("jit(grad) against program size (first call: transform, Numba compile, run)", "lines",
               ints(a.jit_sizes), long_program, "jit", "size")
+        table("jit(grad) of the same with a coefficient of its own per line (varied_program)", "lines",
+              ints(a.jit_sizes), varied_program, "jit", "size")
 
     r = measure(scalar_loop(a.loop_steps), "loop", "loop")
     print(f"\nscalar loop of {a.loop_steps} steps: primal {r['primal']:.2f} s, grad {r['grad']:.2f} s, "

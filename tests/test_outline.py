@@ -116,11 +116,12 @@ def test_unfused_branch_kept_where_shapes_may_differ(outline_everything):
 
 
 def test_long_program_compiles_its_alike_regions_once_and_reloads_from_disk(tmp_path):
-    """A 20-line program of five repeated statements: its fused regions are outlined, the alike
-    ones share a function, its tapes are variables; the answer equals grad's, and a second
-    process loads the compiled code from disk with the same answer, without compiling."""
+    """A 20-line program of five statement shapes, each line with coefficients of its own: its
+    fused regions are outlined, the alike ones share a function (coefficients as parameters),
+    its tapes are variables; the answer equals grad's, and a second process loads the compiled
+    code from disk with the same answer, without compiling."""
     path = tmp_path / "longprog.py"
-    path.write_text(transform_cost.long_program(20))
+    path.write_text(transform_cost.varied_program(20))
     child = textwrap.dedent(f"""
         import importlib.util, json, sys, time
         import numpy as np
@@ -149,6 +150,7 @@ def test_long_program_compiles_its_alike_regions_once_and_reloads_from_disk(tmp_
     defined = re.findall(r"^def (fused_loop\d*)\(", src, re.M)
     called = re.findall(r"= (fused_loop\d*)\(", src)
     assert defined and len(called) > len(defined)             # alike regions share a function
+    assert re.search(r"^def fused_loop\d*\(.*coef", src, re.M)  # ... taking their coefficients
     assert "List()" not in src                                # straight-line tapes are variables
     assert "AssertionError" in src                            # one shape: no unfused copies
 

@@ -17,10 +17,11 @@ results:
             ...                           # the unfused statements
         return a, t1
 
-Regions that are the same code up to the names of their variables (a loop body repeated in
-straight-line code, the reverse sweep of each repetition) share one function, which Numba
-compiles once per argument types: long programs are mostly repetitions, and their compile time
-then grows with the distinct regions, not with the length.  The generated function left is a
+Regions that are the same code up to the names of their variables and their float coefficients
+(a loop body repeated in straight-line code, the reverse sweep of each repetition) share one
+function (the coefficients become parameters), which Numba compiles once per argument types:
+long programs are mostly repetitions, and their compile time then grows with the distinct
+regions, not with the length.  The generated function left is a
 straight line of calls and tape pushes, cheap to compile.
 
 Short functions keep their loops inline: each function Numba compiles costs a fixed ~0.3 s, so
@@ -146,8 +147,12 @@ def _canonical(stmts: list, local: set) -> tuple[tuple, dict]:
     order (which fixes the tree)."""
     names: dict[str, str] = {}
     out: list = []
+    numbers = {id(c) for c in _coefficients(stmts)}
     for s in stmts:
         for n in iter_nodes(s):
+            if id(n) in numbers:
+                out.append("<coefficient>")
+                continue
             if n.__class__ is gast.Name:
                 out.append(names.setdefault(n.id, f"v{len(names)}") if n.id in local else n.id)
                 out.append(n.ctx.__class__)
@@ -160,6 +165,34 @@ def _canonical(stmts: list, local: set) -> tuple[tuple, dict]:
                 elif not isinstance(v, gast.AST):
                     out.append((f, v.__class__, v))
     return tuple(out), names
+
+
+def _coefficients(stmts: list) -> list:
+    """The float constants that are operands of arithmetic (not an exponent: `x ** 2.0` stays a
+    multiplication for LLVM), in breadth-first order: a region's function takes them as
+    parameters, so that regions alike up to their coefficients share it."""
+    out = []
+    for s in stmts:
+        for n in iter_nodes(s):
+            if isinstance(n, gast.BinOp):
+                sides = (n.left,) if isinstance(n.op, gast.Pow) else (n.left, n.right)
+            elif isinstance(n, gast.UnaryOp):
+                sides = (n.operand,)
+            else:
+                continue
+            out += [c for c in sides if c.__class__ is gast.Constant and c.value.__class__ is float]
+    return out
+
+
+def _parameterize(stmts: list, params: list[str]) -> None:
+    """Replace the coefficients of `stmts` (in _coefficients' order) by the names `params`."""
+    named = {id(c): p for c, p in zip(_coefficients(stmts), params)}
+    for s in stmts:
+        for n in iter_nodes(s):
+            for field in ("left", "right", "operand"):
+                child = getattr(n, field, None)
+                if child is not None and id(child) in named:
+                    setattr(n, field, gast.Name(named[id(child)], gast.Load(), None, None))
 
 
 def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None) -> list[gast.FunctionDef]:
@@ -200,19 +233,23 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
             kname = namer.fresh("fused_loop")
             ret = gast.Tuple([gast.Name(v, gast.Load(), None, None) for v in outputs], gast.Load()) \
                 if len(outputs) != 1 else gast.Name(outputs[0], gast.Load(), None, None)
+            kbody = clone(stmts)
+            coefficients = [namer.fresh("coef") for _ in _coefficients(kbody)]
+            _parameterize(kbody, coefficients)
             kdef = gast.FunctionDef(
                 name=kname,
-                args=gast.arguments(args=[gast.Name(v, gast.Param(), None, None) for v in params],
+                args=gast.arguments(args=[gast.Name(v, gast.Param(), None, None) for v in params + coefficients],
                                     posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                                     defaults=[]),
-                body=clone(stmts) + [gast.Return(ret)], decorator_list=[], returns=None, type_comment=None,
+                body=kbody + [gast.Return(ret)], decorator_list=[], returns=None, type_comment=None,
                 type_params=[])
             made.append(kdef)
             kernels[key] = (kname, [names[v] for v in params], [names[v] for v in outputs])
         kname, cparams, couts = kernels[key]
         actual = {c: v for v, c in names.items()}
         call = gast.Call(func=gast.Name(kname, gast.Load(), None, None),
-                         args=[gast.Name(actual[c], gast.Load(), None, None) for c in cparams], keywords=[])
+                         args=[gast.Name(actual[c], gast.Load(), None, None) for c in cparams] +
+                         [gast.Constant(c.value, None) for c in _coefficients(stmts)], keywords=[])
         if not couts:
             new = gast.Expr(value=call)
         elif len(couts) == 1:
