@@ -26,26 +26,13 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def long_program(lines: int) -> str:
+def long_program(lines: int, varied: bool = False) -> str:
     """A straight-line function of `lines` array statements (elementwise maths on a vector
-    and a scalar), the kind of code a long physics or loss function has."""
+    and a scalar), the kind of code a long physics or loss function has: five statement shapes,
+    repeated.  `varied`: every line with coefficients of its own (nothing repeats exactly)."""
     out = ["import numpy as np", "", "", "def f(x, w):", "    a = x * 1.0", "    b = np.sin(x)"]
     for k in range(lines):
-        out.append("    " + [f"a = a * 0.9 + np.tanh(b) * w",
-                             f"b = np.sin(a) - 0.1 * b",
-                             f"c{k} = np.exp(-a * a) + b",
-                             f"a = a + 0.01 * c{k - 1}",
-                             f"b = b * np.cos(c{k - 2}) + 0.5"][k % 5])
-    out.append("    return np.sum(a * b)")
-    return "\n".join(out) + "\n"
-
-
-def varied_program(lines: int) -> str:
-    """`long_program` with a coefficient of its own on every line (0.9 + k/1000, ...): repeated
-    statement shapes, none repeated exactly."""
-    out = ["import numpy as np", "", "", "def f(x, w):", "    a = x * 1.0", "    b = np.sin(x)"]
-    for k in range(lines):
-        c = 1.0 + k / 1000
+        c = 1.0 + k / 1000 if varied else 1.0
         out.append("    " + [f"a = a * {0.9 * c!r} + np.tanh(b) * w",
                              f"b = np.sin(a) - {0.1 * c!r} * b",
                              f"c{k} = np.exp(-a * a) + b",
@@ -53,6 +40,10 @@ def varied_program(lines: int) -> str:
                              f"b = b * np.cos(c{k - 2}) + {0.5 * c!r}"][k % 5])
     out.append("    return np.sum(a * b)")
     return "\n".join(out) + "\n"
+
+
+def varied_program(lines: int) -> str:
+    return long_program(lines, varied=True)
 
 
 def deep_loops(depth: int) -> str:
