@@ -57,18 +57,13 @@ def _size_statement(prev, guard) -> bool:
 
 def _regions(body: list, found: list) -> None:
     """(statement list, start, stop) of every fused region, at any depth of loops and branches."""
-    k = 0
-    while k < len(body):
-        s = body[k]
+    for k, s in enumerate(body):
         if _is_region(s):
             start = k - 1 if k > 0 and _size_statement(body[k - 1], s) else k
             found.append((body, start, k + 1))
-        else:
-            for field in ("body", "orelse"):
-                sub = getattr(s, field, None)
-                if isinstance(sub, list) and isinstance(s, (gast.If, gast.For, gast.While)):
-                    _regions(sub, found)
-        k += 1
+        elif isinstance(s, (gast.If, gast.For, gast.While)):
+            _regions(s.body, found)
+            _regions(s.orelse, found)
 
 
 class _Order:

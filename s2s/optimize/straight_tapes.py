@@ -24,12 +24,12 @@ from ..frontend.nodes import clone, iter_nodes, names_in
 from ..frontend.normalize import Namer, assign, copy_loc, name
 
 
-def _tape_of(stmt, fn, kinds) -> str | None:
-    """The tape a top-level `push(t, v)`, `x = restore(t, c)` or `x = pop(t)` works on."""
+def _tape_of(stmt, fn) -> str | None:
+    """The tape a statement `push(t, v)`, `x = restore(t, c)` or `x = pop(t)` works on."""
     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and fn(stmt.value) is rt.push:
         call = stmt.value
     elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
-            and isinstance(stmt.value, gast.Call) and fn(stmt.value) in kinds:
+            and isinstance(stmt.value, gast.Call) and fn(stmt.value) in (rt.restore, rt.pop):
         call = stmt.value
     else:
         return None
@@ -51,16 +51,15 @@ def straight_tapes(fdef: gast.FunctionDef, namespace: dict) -> gast.FunctionDef:
     for n in iter_nodes(fdef):
         if isinstance(n, gast.Name) and n.id in created:
             mentions[n.id] = mentions.get(n.id, 0) + 1
+    uses = [_tape_of(s, fn) for s in fdef.body]       # each statement's tape (or None)
     handled: dict[str, int] = {t: 1 for t in created}
-    for s in fdef.body:
-        t = _tape_of(s, fn, (rt.restore, rt.pop))
+    for t in uses:
         if t in created:
             handled[t] += 1
     tapes = {t for t in created if handled[t] == mentions[t]}
     # a dry run: a pop of an empty tape (an error at run time) keeps its tape as it is
     depth = {t: 0 for t in tapes}
-    for s in fdef.body:
-        t = _tape_of(s, fn, (rt.restore, rt.pop))
+    for s, t in zip(fdef.body, uses):
         if t in tapes:
             if isinstance(s, gast.Expr):
                 depth[t] += 1
@@ -74,12 +73,11 @@ def straight_tapes(fdef: gast.FunctionDef, namespace: dict) -> gast.FunctionDef:
     saved: dict[str, list] = {t: [] for t in tapes}
     creations = {id(s) for s in created.values()}
     body = []
-    for s in fdef.body:
+    for s, t in zip(fdef.body, uses):
         if id(s) in creations:
             if s.targets[0].id not in tapes:
                 body.append(s)
             continue
-        t = _tape_of(s, fn, (rt.restore, rt.pop))
         if t not in tapes:
             body.append(s)
             continue

@@ -216,6 +216,7 @@ class Fuser:
         self.simplify_seed(fdef)
         fdef = cleanup.optimize(fdef)     # the forward sum may now be dead
         self.scalar_consts = _scalar_constants(fdef)
+        self.lone = sum(1 for n in iter_nodes(fdef) if isinstance(n, gast.stmt)) >= LONE_OPS_PAST
         self.reads = Counter(n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name)
                              and not isinstance(n.ctx, gast.Store))
         self.shape_of = self.shape_classes(fdef)
@@ -670,6 +671,4 @@ LONE_OPS_PAST = 300
 
 
 def fuse(fdef: gast.FunctionDef, namespace: dict, namer, ranks: dict[str, int] | None = None) -> gast.FunctionDef:
-    fuser = Fuser(namespace, namer, ranks)
-    fuser.lone = sum(1 for n in iter_nodes(fdef) if isinstance(n, gast.stmt)) >= LONE_OPS_PAST
-    return fuser.run(fdef)
+    return Fuser(namespace, namer, ranks).run(fdef)
