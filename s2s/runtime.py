@@ -187,7 +187,11 @@ _SCALAR_CLASSES = frozenset({float, int, bool, complex, np.float64, np.float32, 
 def unbroadcast(g, x):
     """Sum g over the axes along which x was broadcast, giving x's shape."""
     if g.__class__ in _SCALAR_CLASSES and x.__class__ in _SCALAR_CLASSES:
+        if g.__class__ in _COMPLEX_CLASSES and x.__class__ not in _COMPLEX_CLASSES:
+            return g.real   # a real operand of a complex op: its cotangent is the real part
         return g            # (the common case of a scalar loop, decided without a call)
+    if _is_complex(g) and not _is_complex(x):
+        g = np.real(g)
     shape = _shape(x)
     gshape = _shape(g)
     if gshape == shape:
@@ -199,6 +203,13 @@ def unbroadcast(g, x):
     if len(shape) and np.ndim(out) != len(shape):
         out = np.reshape(out, shape)
     return out
+
+
+_COMPLEX_CLASSES = frozenset({complex, np.complex128, np.complex64})
+
+
+def _is_complex(v) -> bool:
+    return v.__class__ in _COMPLEX_CLASSES or getattr(getattr(v, "dtype", None), "kind", "") == "c"
 
 
 def broadcast_like(g, x):
@@ -254,6 +265,13 @@ def inverse_axes(axes):
     if axes is None:
         return None
     return tuple(int(i) for i in np.argsort(axes))
+
+
+def fft_axes(a, axes):
+    """The axes an n-dimensional FFT runs along (np.fft.fftn & co.): all of a's when axes is None."""
+    if axes is None:
+        return tuple(range(np.ndim(a)))
+    return tuple(int(i) for i in axes)
 
 
 def astype(x, dtype):
@@ -609,6 +627,8 @@ def _stack_outputs(results, out_axes):
 
 def bunbroadcast(g, x, gb, xb):
     """unbroadcast per example."""
+    if _is_complex(g) and not _is_complex(x):
+        g = np.real(g)
     if not gb:
         r = unbroadcast(g, x[0] if xb else x)
         return bexpand(r, np.shape(x)[0]) if xb else r

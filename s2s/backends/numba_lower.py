@@ -281,8 +281,14 @@ def _keepdims_value(keepdims):
 
 
 # ----- unbroadcast / expand ---------------------------------------------------------------
+def _is_complex(t) -> bool:
+    return isinstance(getattr(t, "dtype", t), types.Complex)
+
+
 @overload(rt.unbroadcast)
 def _unbroadcast(g, x):
+    if _is_complex(g) and not _is_complex(x):     # a real operand of a complex op: the real part
+        return lambda g, x: rt.unbroadcast(np.real(g), x)
     if not _is_array(g) or g.ndim == 0:
         return lambda g, x: g
     if not _is_array(x) or x.ndim == 0:
@@ -290,6 +296,7 @@ def _unbroadcast(g, x):
     if g.ndim < x.ndim:
         return None
     same_rank = g.ndim == x.ndim
+    out_dtype = np.complex128 if _is_complex(g) else np.float64
 
     def impl(g, x):
         if same_rank and g.shape == x.shape:
@@ -297,7 +304,7 @@ def _unbroadcast(g, x):
         xs = x.shape
         gs = g.shape
         off = len(gs) - len(xs)
-        out = np.zeros(x.size)
+        out = np.zeros(x.size, dtype=out_dtype)
         gc = np.ascontiguousarray(g).ravel()
         for flat in range(gc.size):
             rem = flat
@@ -808,6 +815,15 @@ def _np_ndim(a):
 from .. import ophelpers as oh  # noqa: E402
 
 
+@overload(oh.cotangent_kind)
+def _cotangent_kind(v, like):
+    if _is_complex(v) and not _is_complex(like):
+        return lambda v, like: np.real(v)
+    if _is_complex(like) and not _is_complex(v):
+        return lambda v, like: v * (1.0 + 0.0j)
+    return lambda v, like: v
+
+
 @overload(oh.dot_vjp_any_a)
 def _dot_vjp_any_a(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
@@ -1146,6 +1162,8 @@ def _bdot(a, b, ab, bb):
 
 @overload(rt.bunbroadcast)
 def _bunbroadcast(g, x, gb, xb):
+    if _is_complex(g) and not _is_complex(x):
+        return lambda g, x, gb, xb: rt.bunbroadcast(np.real(g), x, gb, xb)
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
     if fg is None or fx is None:
         return None
@@ -1279,6 +1297,16 @@ def _bexpand(x, size):
     if _is_array(x):
         return lambda x, size: np.ascontiguousarray(np.broadcast_to(x, (size,) + x.shape))
     return lambda x, size: np.full(size, x)
+
+
+@overload(rt.fft_axes)
+def _fft_axes(a, axes):
+    if _is_none(axes):
+        n = a.ndim if _is_array(a) else 0
+        return _impl_from_source(f"def impl(a, axes):\n    return ({''.join(f'{k}, ' for k in range(n))})\n")
+    if isinstance(axes, types.UniTuple) and isinstance(axes.dtype, types.Integer):
+        return lambda a, axes: axes
+    return None
 
 
 @overload(rt.inverse_axes)

@@ -60,6 +60,7 @@ METHODS: dict[str, Any] = {
     "swapaxes": np.swapaxes, "cumsum": np.cumsum, "cumprod": np.cumprod,
     "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
     "round": np.round, "trace": np.trace, "diagonal": np.diagonal,
+    "conj": np.conjugate, "conjugate": np.conjugate,
 }
 VARARG_METHODS = {"reshape", "transpose"}
 NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
@@ -939,6 +940,8 @@ class Normalizer:
                 raise self.error(UnsupportedSyntaxError, f"a tuple/list/dict has no attribute `.{node.attr}` here", node)
             if node.attr == "T":
                 return self.call_rule(np.transpose, [base], node)
+            if node.attr in ("real", "imag"):
+                return self.call_rule(np.real if node.attr == "real" else np.imag, [base], node)
             if isinstance(base, gast.Name) and node.attr in self.results.get(base.id, ()):
                 return gast.Subscript(base, const(self.results[base.id].index(node.attr)), gast.Load())
             if node.attr in NONDIFF_ATTRS:
@@ -967,7 +970,13 @@ class Normalizer:
 
     def expr_Compare(self, node, out):
         if len(node.ops) == 1:
-            return gast.Compare(self.atom(node.left, out), node.ops, [self.atom(node.comparators[0], out)])
+            left, right = self.atom(node.left, out), self.atom(node.comparators[0], out)
+            if isinstance(node.ops[0], (gast.Is, gast.IsNot)) and any(
+                    isinstance(a, gast.Name) and a.id in self.aggregates for a in (left, right)) and any(
+                    isinstance(a, gast.Constant) and a.value is None for a in (left, right)):
+                # a tuple/list/dict (split into its elements) is not None: `if axes is None:`
+                return const(isinstance(node.ops[0], gast.IsNot))
+            return gast.Compare(left, node.ops, [right])
         # a < b < c  ->  r = a < b; if r: r = b < c   (b evaluated once)
         result = self.namer.temp()
         left = self.atom(node.left, out)

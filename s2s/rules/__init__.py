@@ -3,7 +3,7 @@
 Importing this package registers every rule module.
 """
 from .registry import OpRule, composite_of, lookup, register, RULES  # noqa: F401
-from . import numpy_composite, numpy_elementwise, numpy_reductions, numpy_linalg, numpy_shape, scipy_special, runtime_rules  # noqa: F401,E501  (registration side effects)
+from . import numpy_composite, numpy_elementwise, numpy_reductions, numpy_linalg, numpy_shape, numpy_fft, scipy_special, runtime_rules  # noqa: F401,E501  (registration side effects)
 from .registry import tables_loaded as _tables_loaded
 
 _tables_loaded()     # registrations from here on are users' and third parties' (disk-cache keys name them)

@@ -485,17 +485,28 @@ def reciprocal_(y, x):
     t[y] = -t[x] * y * y
 
 
-@adjoint(np.absolute, "np.abs")   # np.abs is np.absolute
+@adjoint(np.fabs, "np.fabs")   # real x only
 def absolute(y, x):
     d[x] = d[y] * np.sign(x)
 
 
-@tangent(np.absolute)
+@tangent(np.fabs)
 def absolute_(y, x):
     t[y] = t[x] * np.sign(x)
 
 
-_alias(np.fabs, "np.fabs", absolute, absolute_)
+# np.abs (np.absolute) and builtin abs also take complex z: d|z| = Re(conj(z) dz) / |z|, whose
+# transpose is conj(z) / |z| (rules/numpy_fft.py's convention).  abs_slope is np.sign(x) for a real
+# x and conj(x) / |x| for a complex one, and its own derivative is right for both (np.sign's, 0,
+# is not that of z / |z|: a second derivative through np.conj(np.sign(z)) would be wrong).
+@adjoint(np.absolute, "np.abs")   # np.abs is np.absolute
+def absolute_any(y, x):
+    d[x] = d[y] * abs_slope(x)
+
+
+@tangent(np.absolute)
+def absolute_any_(y, x):
+    t[y] = cotangent_kind(abs_slope(x) * t[x], y)
 
 
 @adjoint(np.deg2rad, "np.deg2rad")
@@ -534,7 +545,7 @@ def sinc_(y, x):
 
 # ----- Builtins and math ------------------------------------------------------
 
-_alias(builtins.abs, "abs", absolute, absolute_)
+_alias(builtins.abs, "abs", absolute_any, absolute_any_)
 _alias(builtins.float, "float", positive, positive_)
 _alias(builtins.max, "max", maximum, maximum_, broadcasts=True)
 _alias(builtins.min, "min", minimum, minimum_, broadcasts=True)
@@ -554,7 +565,7 @@ _alias(math.radians, "math.radians", deg2rad, deg2rad_)
 
 # ----- No derivative (zero gradient, not an error) ----------------------------
 
-for _fn in (np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around, np.floor_divide,
+for _fn in (np.iscomplexobj, np.isrealobj, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around, np.floor_divide,
             np.signbit,
             np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
             np.logical_and, np.logical_or, np.logical_not, np.logical_xor,

@@ -26,7 +26,7 @@ def copy_value_t(y, x):
     t[y] = copy_value(t[x])
 
 for _fn in (rt.seed_cotangent, rt.reduced_size, rt.extremum_weights, rt.tie_weight,
-            rt.inverse_axes, rt.float_dtype_flag):
+            rt.inverse_axes, rt.float_dtype_flag, rt.fft_axes):
     nondiff(_fn, _fn.__name__)
 nondiff(rt.zeros_like, "zeros_like", fresh=True)
 

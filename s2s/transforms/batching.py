@@ -532,7 +532,8 @@ class BatchBuilder:
 
     AXIS_PARAMS = {"expand_dims": ("axis",), "swapaxes": ("axis1", "axis2"), "moveaxis": ("source", "destination"),
                    "squeeze": ("axis",), "flip": ("axis",), "roll": ("axis",), "concatenate": ("axis",),
-                   "cumsum": ("axis",), "cumprod": ("axis",)}
+                   "cumsum": ("axis",), "cumprod": ("axis",), "fft": ("axis",), "ifft": ("axis",),
+                   "rfft": ("axis",), "irfft": ("axis",)}
 
     def axis_args(self, value, code, s):
         """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""

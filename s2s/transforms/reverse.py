@@ -132,7 +132,8 @@ def _same_shape_as(var: str, operands: list) -> bool:
     number, a flag: no shape of its own) or `var` itself (`x * 0.5`, `x * x`, `np.clip(x, 0.0, 1.0)`):
     its cotangent needs no unbroadcast, and the backward sweep no saved value to read a shape from
     (a scalar loop's pushes and pops halve)."""
-    return all(isinstance(n, gast.Name) and n.id == var or isinstance(n, gast.Constant) for n in operands)
+    return all(isinstance(n, gast.Name) and n.id == var or isinstance(n, gast.Constant)
+               and not isinstance(n.value, complex) for n in operands)   # (x * 1j: the real part is x's)
 
 
 def _expr_stmt(call) -> gast.Expr:
