@@ -1548,11 +1548,29 @@ def cotangent_kind(v, like):
 
 
 def abs_slope(x):
-    """The cotangent factor of |x|: np.sign(x) for a real x, conj(x) / |x| (0 at 0) for a complex x
-    (readable: its derivative is 0 for a real x, that of conj(x) / |x| for a complex one)."""
+    """The cotangent factor of |x|: np.sign(x) for a real x, s = conj(x) / |x| (0 at 0) for a complex
+    x.  Ruled (abs_slope_tangent, abs_slope_vjp): its derivative is 0 for a real x, not for a
+    complex one."""
     if np.iscomplexobj(x):
         return np.conj(x) / (np.abs(x) + (x == 0))
     return np.sign(x)
+
+
+def abs_slope_tangent(x, tx):
+    """d abs_slope(x): 0 for a real x; (conj(dz) - s Re(s dz)) / |z| for a complex z (0 at z = 0).
+    (Both branches give an array of tx's shape: under jit they must unify.)"""
+    if np.iscomplexobj(x):
+        s = abs_slope(x)
+        return (x != 0) * (np.conj(tx) - s * np.real(s * tx)) / (np.abs(x) + (x == 0))
+    return 0.0 * tx
+
+
+def abs_slope_vjp(g, x):
+    """The transpose of abs_slope_tangent (paired by Re(ct * dz)): (conj(g) - Re(g s) s) / |z|."""
+    if np.iscomplexobj(x):
+        s = abs_slope(x)
+        return (x != 0) * (np.conj(g) - np.real(g * s) * s) / (np.abs(x) + (x == 0))
+    return 0.0 * g
 
 
 def angle_slope(z, deg=False):
@@ -1565,7 +1583,8 @@ def angle_slope(z, deg=False):
 
 
 def fit_axis(x, m, axis):
-    """x cut or zero-padded to m entries along axis (what np.fft's n= does to its input)."""
+    """x cut or zero-padded to m entries along axis (what np.fft's n= does to its input).  Ruled
+    (linear: its transpose pads or cuts back)."""
     n = np.shape(x)[axis]
     if n == m:
         return x

@@ -1101,3 +1101,19 @@ def cond_case(a):
 def interp_case(x, fp):
     return np.sum(np.interp(x, np.array([-0.5, 0.4, 1.3, 2.5]), fp) * W12[:6])
 
+
+
+# np.fft and complex values inside a function (rules/numpy_fft.py; more forms in tests/test_fft.py)
+@case(lambda r: (r.standard_normal((3, 8)),))
+def fft_case(x):
+    z = np.fft.fft(x)
+    return np.sum(np.abs(z) * W38) + np.sum(np.fft.ifft(z * z, axis=1, norm="ortho").real * W38) \
+        + np.sum(np.abs(np.fft.rfft(x)) ** 2 * W35) \
+        + np.sum(np.fft.irfft(np.fft.rfft(x, n=6) * (1.0 + 0.5j), n=8) * W38)
+
+
+@case(lambda r: (r.standard_normal((3, 4)),))
+def complex_parts_case(a):
+    z = a * np.exp(1j * a)
+    return np.sum(np.real(z) * W) + np.sum(np.imag(z * z) * W) + np.sum(np.angle(z + 1.5) * W) \
+        + np.sum(np.conj(z).imag * a * W)

@@ -509,6 +509,16 @@ def absolute_any_(y, x):
     t[y] = cotangent_kind(abs_slope(x) * t[x], y)
 
 
+@adjoint(oh.abs_slope, "abs_slope")
+def abs_slope(y, x):
+    d[x] = abs_slope_vjp(d[y], x)
+
+
+@tangent(oh.abs_slope)
+def abs_slope_(y, x):
+    t[y] = abs_slope_tangent(x, t[x])
+
+
 @adjoint(np.deg2rad, "np.deg2rad")
 def deg2rad(y, x):
     d[x] = d[y] * 0.017453292519943295

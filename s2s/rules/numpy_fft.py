@@ -13,7 +13,7 @@ rules follow).  Under jit, Numba compiles np.fft through rocket-fft.
 """
 import numpy as np
 
-from ..ophelpers import irfft_weights, cotangent_kind
+from ..ophelpers import cotangent_kind, fit_axis, irfft_weights
 from ..runtime import check_unset, fft_axes
 from .registry import adjoint, nondiff, refuse, register_composite, tangent
 
@@ -70,6 +70,16 @@ def cotangent_kind_rule(y, v, like):
 @tangent(cotangent_kind, shape_only=("like",))
 def cotangent_kind_rule_(y, v, like):
     t[y] = cotangent_kind(t[v], like)
+
+
+@adjoint(fit_axis, "fit_axis", shape_only=("m", "axis"))
+def fit_axis_rule(y, x, m, axis):
+    d[x] = fit_axis(d[y], np.shape(x)[axis], axis)
+
+
+@tangent(fit_axis, shape_only=("m", "axis"))
+def fit_axis_rule_(y, x, m, axis):
+    t[y] = fit_axis(t[x], m, axis)
 
 
 # ----- one-axis transforms -------------------------------------------------------------------------
