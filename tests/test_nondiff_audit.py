@@ -107,7 +107,7 @@ BOOL_OR_INT_RESULT = {"np.greater", "np.greater_equal", "np.less", "np.less_equa
                       "math.isnan", "math.isinf", "math.isfinite", "math.isclose", "np.argmax", "np.argmin",
                       "np.argsort", "np.argpartition", "np.any", "np.all", "np.count_nonzero", "np.nonzero",
                       "np.argwhere", "np.flatnonzero", "np.searchsorted", "np.digitize", "np.linalg.matrix_rank",
-                      "len", "int", "bool", "isinstance"}
+                      "len", "int", "bool", "isinstance", "np.iscomplexobj", "np.isrealobj"}
 SHAPES_ONLY = {"np.shape", "np.ndim", "np.size", "np.zeros", "np.ones", "np.empty", "np.zeros_like", "np.ones_like",
                "np.empty_like", "np.eye", "np.identity", "np.tri", "np.indices", "range", "reversed", "slice",
                "print"}

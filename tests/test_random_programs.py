@@ -29,6 +29,7 @@ Profiles (environment variables):
     S2S_SOAK=1         10,000 programs.
     S2S_PROGRAMS=N     N programs in all.
     S2S_PROGRAMS_JIT=K jit properties on 1 in K programs (default 8, soak 4; 1: all).
+    S2S_PROGRAMS_HESSIAN=K  hessian on 1 in K scalar-x programs (default 4, soak 2).
     S2S_PROGRAMS_SEED=S another fixed seed (the CI seed is 0).
     S2S_PROGRAMS_COLLECT=FILE   append failures to FILE (one JSON object a line) instead of
                        failing, to survey a soak run; counts go to FILE + ".stats".
@@ -64,7 +65,7 @@ PER_SHARD = math.ceil(TOTAL / SHARDS)
 # CI: jit on 1 program in 8, hessian on 1 scalar-x program in 4 (compiling is ~3/4 of the time; the
 # jit properties still run on 40 programs); the soak: 1 in 4 and 1 in 2
 JIT_EVERY = int(os.environ.get("S2S_PROGRAMS_JIT") or (4 if SOAK else 8))
-HESSIAN_EVERY = 2 if SOAK else 4
+HESSIAN_EVERY = int(os.environ.get("S2S_PROGRAMS_HESSIAN") or (2 if SOAK else 4))
 BASE_SEED = int(os.environ.get("S2S_PROGRAMS_SEED") or 0)
 COLLECT = os.environ.get("S2S_PROGRAMS_COLLECT")
 PHASES = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if os.environ.get("S2S_SHRINK") == "1" else ())
