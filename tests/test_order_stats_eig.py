@@ -10,8 +10,8 @@ ops defined by other ops (s2s/rules/numpy_composite.py) with helpers in s2s/ophe
   (and their gradient V diag(c) V^T), derivatives against finite differences on non-symmetric
   matrices (eigenvectors through sign-invariant functions: unit columns have a sign NumPy picks),
   complex eigenvalues refused at run time;
-- FFT: no complex numbers in s2s, so np.fft.fft / rfft / irfft are refused (NoRuleError), never
-  a silent zero.
+- FFT (they were refused here while s2s had no complex values): closed forms of three gradients;
+  tests/test_fft.py has the rest.
 
 The op sweep (tests/test_op_sweep.py, test_op_sweep_jit.py) runs the cases of tests/op_cases.py
 for the same ops under every transform; here: closed forms, refusals, and a few jit/vmap checks.
@@ -312,7 +312,7 @@ def test_complex_eigenvalues_are_refused_at_run_time():
         s2s.vmap(eigvals_sorted)(np.stack([_real_eig_matrix(), rot]))
 
 
-# ----- FFT: refused ------------------------------------------------------------------------------
+# ----- FFT: closed forms ------------------------------------------------------------------------
 
 def rfft_power(x):
     return np.sum(np.abs(np.fft.rfft(x)) ** 2)
@@ -326,14 +326,19 @@ def irfft_sum(x):
     return np.sum(np.fft.irfft(x))
 
 
-@pytest.mark.parametrize("f, op", [(rfft_power, "np.fft.rfft"), (fft_real_part, "np.fft.fft"),
-                                   (irfft_sum, "np.fft.irfft")])
-def test_fft_is_refused_not_zero(f, op):
+def test_fft_gradients_have_their_closed_forms():
     x = rng.standard_normal(8)
-    with pytest.raises(NoRuleError, match=op.replace(".", r"\.")):
-        s2s.grad(f)(x)
-    with pytest.raises(NoRuleError, match=op.replace(".", r"\.")):
-        s2s.jvp(f, (x,), (x,))
+    n = x.size
+    alternating = (-1.0) ** np.arange(n)
+    # Parseval: the half spectrum holds half of n * sum(x^2), plus half of |X_0|^2 and |X_{n/2}|^2
+    expected = n * x + np.sum(x) + np.sum(alternating * x) * alternating
+    for mode in (s2s.grad(rfft_power), s2s.jit(s2s.grad(rfft_power), fallback=False)):
+        assert_close(mode(x), expected, rtol=1e-12, atol=1e-12)
+    # sum_k Re(X_k) = n x_0; the sum of irfft's output is Re(c_0)
+    assert_close(s2s.grad(fft_real_part)(x), n * (np.arange(n) == 0), rtol=1e-12, atol=1e-12)
+    assert_close(s2s.grad(irfft_sum)(x), 1.0 * (np.arange(n) == 0), rtol=1e-12, atol=1e-12)
+    _, tangent = s2s.jvp(irfft_sum, (x,), (x,))
+    assert_close(tangent, x[0], rtol=1e-12)
 
 
 # ----- jit ---------------------------------------------------------------------------------------
