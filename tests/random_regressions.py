@@ -291,3 +291,20 @@ def array_rebuilt_after_continue_passed_to_helper(y):
         out[1] = y * y
         y = _scaled_second(out, out[i])
     return y
+
+
+def write_then_rebind(x, y):
+    # hessian refused: "`out` may alias another array" in the generated gradient, whose reverse sweep
+    # starts with `out = None` (fixed: None holds no array)
+    out = np.zeros(3)
+    out[0] = y * x
+    out = np.sin(out)
+    return np.sum(out)
+
+
+def write_then_rebind_in_loop(x, y):
+    out = np.zeros(3)
+    out[0] = y * x
+    for i in range(2):
+        out = np.sin(out)
+    return np.sum(out)

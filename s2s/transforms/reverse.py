@@ -917,8 +917,10 @@ def fresh_arrays(body) -> set[str]:
     while changed:
         changed = False
         for var, values in defs.items():
+            # (None holds no array: the `out = None` a reverse sweep starts with, `x = None` in code)
             if var not in out and all(_allocates(v) or (isinstance(v, gast.Name) and v.id in out
-                                                        and loads.get(v.id) == 1) for v in values):
+                                                        and loads.get(v.id) == 1)
+                                      or isinstance(v, gast.Constant) and v.value is None for v in values):
                 out.add(var)
                 changed = True
     # or bound to other values only after its last write, outside any loop that writes it
