@@ -308,3 +308,11 @@ def write_then_rebind_in_loop(x, y):
     for i in range(2):
         out = np.sin(out)
     return np.sum(out)
+
+
+def write_self_assign_then_rebind(x, y):
+    out = np.zeros(3)
+    out[0] = y * x
+    out = out
+    out = np.sin(out)
+    return np.sum(out)

@@ -567,8 +567,8 @@ def test_regression_array_rebuilt_after_continue_passed_to_helper(workdir):
 
 # found by the 10,000-program soak (S2S_PROGRAMS_SEED=7): hessian of a function that writes into a
 # new array and then rebinds it was refused ("`out` may alias another array"): the gradient's reverse
-# sweep starts with `out = None`, which the aliasing check did not count as fresh
-@pytest.mark.parametrize("fn", [R.write_then_rebind, R.write_then_rebind_in_loop])
+# sweep starts with `out = None`, which the aliasing check did not count as fresh (nor `out = out`)
+@pytest.mark.parametrize("fn", [R.write_then_rebind, R.write_then_rebind_in_loop, R.write_self_assign_then_rebind])
 def test_regression_hessian_of_write_then_rebind(workdir, fn):
     args = (0.3, 0.7)
     h = s2s.hessian(fn, argnums=(0, 1))(*args)

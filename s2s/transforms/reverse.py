@@ -917,10 +917,12 @@ def fresh_arrays(body) -> set[str]:
     while changed:
         changed = False
         for var, values in defs.items():
-            # (None holds no array: the `out = None` a reverse sweep starts with, `x = None` in code)
+            # (None holds no array: the `out = None` a reverse sweep starts with, `x = None` in code;
+            # `out = out` binds nothing new)
             if var not in out and all(_allocates(v) or (isinstance(v, gast.Name) and v.id in out
                                                         and loads.get(v.id) == 1)
-                                      or isinstance(v, gast.Constant) and v.value is None for v in values):
+                                      or isinstance(v, gast.Constant) and v.value is None
+                                      or isinstance(v, gast.Name) and v.id == var for v in values):
                 out.add(var)
                 changed = True
     # or bound to other values only after its last write, outside any loop that writes it
