@@ -760,6 +760,28 @@ def einsum_vjp(g, subscripts, k, a, b=None, c=None):
     return r
 
 
+def einsum_with(subscripts, k, x, a, b=None, c=None):
+    """np.einsum(subscripts, a[, b[, c]]) with operand k replaced by x (the transpose of
+    einsum_vjp's map g -> cotangent of operand k)."""
+    if k == 0:
+        return einsum_operands(subscripts, x, b, c)
+    if k == 1:
+        return einsum_operands(subscripts, a, x, c)
+    return einsum_operands(subscripts, a, b, x)
+
+
+def einsum_vjp_swap(g, subscripts, k, j, x, a, b=None, c=None):
+    """einsum_vjp(g, subscripts, k, ...) with operand j replaced by x: linear in x, and 0 when
+    j == k (einsum_vjp reads only operand k's shape).  The terms of einsum_vjp's own rules."""
+    if j == k:
+        return 0.0 * einsum_vjp(g, subscripts, k, a, b, c)
+    if j == 0:
+        return einsum_vjp(g, subscripts, k, x, b, c)
+    if j == 1:
+        return einsum_vjp(g, subscripts, k, a, x, c)
+    return einsum_vjp(g, subscripts, k, a, b, x)
+
+
 def einsum_pick(i, a, b, c):
     if i == 0:
         return a

@@ -371,6 +371,23 @@ def qr_(y, a):
     t[y] = qr_tangent(t[a], a, y)
 
 
+# einsum_vjp (the cotangent of operand k) is linear in g and in each other operand: its tangent and
+# cotangent rules are einsums again, so hessian and grad of grad call it (and jit compiles it) instead
+# of differentiating its body (its plan is Python bookkeeping Numba cannot compile).
+@adjoint(oh.einsum_vjp, "einsum_vjp", shape_only=("subscripts", "k"))
+def einsum_vjp_rule(y, g, subscripts, k, a, b=None, c=None):
+    d[g] = einsum_with(subscripts, k, d[y], a, b, c)
+    d[a] = einsum_vjp_swap(g, subscripts, 0, k, d[y], a, b, c)
+    d[b] = einsum_vjp_swap(g, subscripts, 1, k, d[y], a, b, c)
+    d[c] = einsum_vjp_swap(g, subscripts, 2, k, d[y], a, b, c)
+
+
+@tangent(oh.einsum_vjp, shape_only=("subscripts", "k"))
+def einsum_vjp_rule_(y, g, subscripts, k, a, b=None, c=None):
+    t[y] = (einsum_vjp(t[g], subscripts, k, a, b, c) + einsum_vjp_swap(g, subscripts, k, 0, t[a], a, b, c)
+            + einsum_vjp_swap(g, subscripts, k, 1, t[b], a, b, c) + einsum_vjp_swap(g, subscripts, k, 2, t[c], a, b, c))
+
+
 # ----- No derivative ----------------------------------------------------------
 
 nondiff(np.linalg.matrix_rank, "np.linalg.matrix_rank")

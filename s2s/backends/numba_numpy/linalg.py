@@ -1451,6 +1451,36 @@ def _einsum_operands(subscripts, a, b=None, c=None):
     return None
 
 
+@overload(oh.einsum_with, prefer_literal=True)
+def _einsum_with(subscripts, k, x, a, b=None, c=None):
+    """Which operand x replaces is read from the constant k at typing time (the Python helper
+    branches on it, and Numba would type every branch: an operand may be None)."""
+    kk = literal_value(k)
+    if kk == 0:
+        return lambda subscripts, k, x, a, b=None, c=None: oh.einsum_operands(subscripts, x, b, c)
+    if kk == 1:
+        return lambda subscripts, k, x, a, b=None, c=None: oh.einsum_operands(subscripts, a, x, c)
+    if kk == 2:
+        return lambda subscripts, k, x, a, b=None, c=None: oh.einsum_operands(subscripts, a, b, x)
+    return None
+
+
+@overload(oh.einsum_vjp_swap, prefer_literal=True)
+def _einsum_vjp_swap(g, subscripts, k, j, x, a, b=None, c=None):
+    kk, jj = literal_value(k), literal_value(j)
+    if not isinstance(kk, int) or not isinstance(jj, int):
+        return None
+    if jj == kk:
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: 0.0 * oh.einsum_vjp(g, subscripts, k, a, b, c)
+    if jj == 0:
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: oh.einsum_vjp(g, subscripts, k, x, b, c)
+    if jj == 1:
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: oh.einsum_vjp(g, subscripts, k, a, x, c)
+    if jj == 2:
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: oh.einsum_vjp(g, subscripts, k, a, b, x)
+    return None
+
+
 # ----- eig / eigvals of real matrices with real eigenvalues (s2s.ophelpers.eig_values / eig_vectors) --
 # Numba's np.linalg.eig (LAPACK geev, as NumPy's) of one real matrix; complex eigenvalues raise its
 # ValueError ("eig() argument must not cause a domain change"), never a silent answer.
