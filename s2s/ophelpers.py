@@ -641,7 +641,7 @@ def norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
     if kind == "vec_one":
         return np.sign(x)
     if kind == "vec_zero":
-        return np.zeros_like(x, dtype=float)
+        return np.zeros(np.shape(x))
     ax = np.abs(x)
     if kind == "vec_inf":
         return np.sign(x) * norm_hits(ax, ye, axis)

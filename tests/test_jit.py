@@ -481,3 +481,25 @@ def test_astype_to_an_integer_dtype_stops_the_gradient_in_compiled_code():
     t = s2s.jvp(astype_mix)
     v = np.full_like(x, 0.5)
     assert_close(s2s.jit(t)(x, v)[1], t(x, v)[1], rtol=1e-12, atol=1e-12, what="jit(jvp(astype_mix))")
+
+
+def _square_or_ones(x, c):
+    if c > 0.0:
+        return x * x
+    return np.ones_like(x)
+
+
+def early_return_helper(x, c):
+    return np.sum(_square_or_ones(x, c) * np.sin(x))
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_jit_jvp_of_a_helper_whose_early_return_has_no_tangent(c):
+    """The tangent of a helper's result was 0.0 on the path before its early return (where the
+    result is not defined yet) and an array on the others: Numba could not type it as one, and
+    jit(jvp) refused.  No tangent is made where the primal is not defined (transforms/forward.py)."""
+    x, v = np.array([0.3, -0.7, 1.1]), np.array([1.0, 2.0, -0.5])
+    want = s2s.jvp(early_return_helper, (x, c), (v, 0.0))
+    got = s2s.jit(s2s.jvp(early_return_helper), fallback=False)(x, c, v)
+    assert_close(got[1], want[1], rtol=1e-12, atol=1e-12, what="jit(jvp)")
+    assert_close(want[1], s2s.grad(early_return_helper)(x, c) @ v, rtol=1e-12, atol=1e-12, what="jvp vs grad")

@@ -50,12 +50,11 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
     # (s2s refuses it at the user's line and says to give axis=)
     **{(t, "expand_squeeze"): "np.squeeze without axis= (s2s's stand-in refuses it: give axis=)"
        for t in ("value_and_grad", "jvp", "vmap", "vmap_grad", "hessian")},
-    # hessian inlines norm_grad / svd_vjp, whose early returns give their results' tangents a number
-    # on one path and an array on another
-    ("hessian", "norm_spectral"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of "
-                                  "norm_grad's result (`norm_grad_out`): jit(hessian) refuses it at the user's line",
-    ("hessian", "svd_values"): "Numba cannot unify float64 and array(float64, 2d) in the tangent of svd_vjp's "
-                               "cotangent (`da + svd_vjp_out`): jit(hessian) refuses it at the user's line",
+    # hessian inlines norm_grad and svd_triple_vjp (Python helpers without tangent rules of their own)
+    ("hessian", "norm_spectral"): "norm_grad branches on the norm's kind, a run-time string: Numba types every "
+                                  "branch (`ord - 1.0` with ord='nuc'); jit(hessian) refuses it at the user's line",
+    ("hessian", "svd_values"): "svd_triple_vjp's tangent reads `np.shape(s)[-1]` of a value Numba types as a "
+                               "number on one path (tuple index out of range); refused at the user's line",
 }
 
 # Cases whose compilation under a transform takes many minutes (LLVM optimizing one large function:

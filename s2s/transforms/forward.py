@@ -7,7 +7,8 @@ kept as it is (no tape: tangents flow forward with the values).
 Tangents are tracked symbolically like adjoints in reverse mode: ZERO (no
 code; template terms holding it are simplified away), OWNED (an array only
 it refers to, safe to update in place), SHARED (may alias), MAYBE (a scalar
-0.0 materialized at a control-flow join, which may have to become an array).
+0.0 materialized at a control-flow join, which may have to become an array, or
+no tangent on a path where the primal is not defined either).
 """
 from __future__ import annotations
 
@@ -407,7 +408,9 @@ class ForwardBuilder:
             return assign(t, _call(rt.stack, [])), OWNED
         if var in defined:
             return assign(t, _call(rt.zeros_like, [name(var)])), OWNED
-        return assign(t, const(0.0)), MAYBE
+        # the primal is not defined on this path either, so neither is its tangent (a 0.0 here
+        # would meet the arrays of the other paths, which compiled code cannot type as one)
+        return gast.Pass(), MAYBE
 
     def if_(self, s, state, defined) -> list:
         st1, st2 = dict(state), dict(state)
