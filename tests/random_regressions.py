@@ -316,3 +316,20 @@ def write_self_assign_then_rebind(x, y):
     out = out
     out = np.sin(out)
     return np.sum(out)
+
+
+def number_restored_beside_an_array(x, y):
+    # jit(grad, argnums=(0, 1)) with x a number and y an array: the backward sweep's fused loop over
+    # y's elements also restored x (`x = x_entry`) and made it an array of y's shape, so dx came back
+    # with shape (4,) (fixed: an output of numbers only keeps the loop from running, transforms/fuse.py)
+    x = _where_mean(np.sin(x), x)
+    return np.sum(y) + np.sum(x)
+
+
+def _where_mean(a, b):
+    k0 = 0
+    while (a ** 2) < 0.0 and k0 < 2:
+        k0 = k0 + 1
+        a = np.tanh(a)
+        a = np.tanh(a)
+    return np.mean(np.where(a > 0.1, a, np.linspace(-0.9, -0.4, 4)))

@@ -578,3 +578,18 @@ def test_regression_hessian_of_write_then_rebind(workdir, fn):
         assert_close(np.array([float(h[i][0]), float(h[i][1])]), np.array(row, dtype=float), rtol=1e-6, atol=1e-8,
                      what=f"hessian row {i}")
     assert abs(float(h[0][0])) > 1e-3
+
+
+# found by the 10,000-program soak (seed 7): jit(grad) returned the gradient of a number argument as an
+# array of another argument's shape (a fused loop over y's elements also restored the number x)
+@pytest.mark.parametrize("x", [np.float64(0.41), 0.41, np.float64(1.3)])
+def test_regression_jit_grad_of_a_number_restored_beside_an_array(workdir, x):
+    fn = R.number_restored_beside_an_array
+    y = np.array([-0.69, -1.37, -1.45, 0.94])
+    want = s2s.grad(fn, argnums=(0, 1))(x, y)
+    assert_close(want[0], numeric_grad(fn, (x, y), 0), rtol=1e-6, atol=1e-8, what="grad vs finite differences")
+    for _ in range(2):      # the second call takes jit's remembered path
+        got = s2s.jit(s2s.grad(fn, argnums=(0, 1)))(x, y)
+        assert np.shape(got[0]) == () and np.shape(got[1]) == (4,)
+        assert_close(got[0], want[0], rtol=1e-12, atol=1e-12, what="jit(grad) dx")
+        assert_close(got[1], want[1], rtol=1e-12, atol=1e-12, what="jit(grad) dy")

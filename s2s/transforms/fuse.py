@@ -406,7 +406,7 @@ class Fuser:
         code: list = [clone(s) for s in hoisted]
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
         size_args = [args]
-        summed = self.unsure_sums(run_body, sums, inputs)
+        summed = self.unsure_sums(run_body, sums, inputs, outputs, defs)
         # an output shaped like unbroadcast's target t is a number when t is one (a sum over the
         # loop, not an element per i): the loop must not run then, so t must be an array
         summed += [[like] for like in dict.fromkeys(self.unbroadcast_target(defs[v]) for v in outputs)
@@ -574,22 +574,30 @@ class Fuser:
             count[s.targets[0].id] = count.get(s.targets[0].id, 0) + 1
         return {v: self.namer.fresh(v + "_sum") if v in inputs or count[v] > 1 else elem[v] for v in sums}
 
-    def unsure_sums(self, run_body, sums, inputs) -> list[list[str]]:
-        """For each sum whose operand may hold no array (every input it reads may be a number:
-        its ranks are not known), the inputs it reads; fused_size checks one is an array."""
+    def unsure_sums(self, run_body, sums, inputs, outputs=(), defs=None) -> list[list[str]]:
+        """For each sum, and each output, whose value may hold no array (every input it reads may
+        be a number: its ranks are not known), the inputs it reads; fused_size checks one is an
+        array.  (An output of numbers only is a number in the unfused code, where the loop would
+        make it an array of the loop's shape: `x = x_entry` restoring a number beside an array y.)
+        Outputs shaped like an unbroadcast target have their own check (emit)."""
         reads: dict[str, set] = {}
         for s in run_body:
             got: set = set()
             for v in self.value_names(s.value):
                 got |= reads[v] if v in reads else {v} if v in inputs else set()
             reads[s.targets[0].id] = got
-        out = []
+        out: list = []
         for s in run_body:
-            if s.targets[0].id in sums:
-                support = reads[s.targets[0].id]
+            v = s.targets[0].id
+            checked = v in sums or (v in outputs and defs is not None
+                                    and self.unbroadcast_target(defs[v]) not in inputs)
+            if checked:
+                support = reads[v]
                 # (reading every input: fused_size already asks for an array among them)
-                if not any(self.ranks.get(v, 0) > 0 for v in support) and not support >= set(inputs):
-                    out.append([v for v in inputs if v in support])
+                if support and not any(self.ranks.get(u, 0) > 0 for u in support) and not support >= set(inputs):
+                    group = [u for u in inputs if u in support]
+                    if group not in out:
+                        out.append(group)
         return out
 
     def per_element(self, run_body, sums, elem, acc) -> list:
