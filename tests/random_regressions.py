@@ -333,3 +333,67 @@ def _where_mean(a, b):
         a = np.tanh(a)
         a = np.tanh(a)
     return np.mean(np.where(a > 0.1, a, np.linspace(-0.9, -0.4, 4)))
+
+
+def _scratch_then_rebind(b):
+    out = np.zeros(2)
+    for i in range(2):
+        out[i] += np.sum(b) * b[i]
+    out = b
+    return np.sum(out ** 2)
+
+
+def scratch_rebound_in_helper_called_in_loop(x):
+    # grad refused ("`out` may alias another array"): the helper's scratch array is rebound to its
+    # argument after its writes, and the next pass of the loop writes into a new np.zeros again
+    s = 0.0
+    for k in range(2):
+        s = s + _scratch_then_rebind(x * (k + 1.0))
+    return s
+
+
+def scratch_rebuilt_after_continue_viewed(x, y):
+    # grad refused ("`t38` refers to (a view of) `out2`, which is written into later")
+    for i0 in range(1):
+        for i1 in range(2):
+            if i1 == 1:
+                continue
+            out2 = np.zeros(2)
+            for i3 in range(2):
+                out2[i3] = np.log(1.0 + np.tanh(x[i0]) * np.tanh(x[i0]))
+            out2 = np.log(1.0 + x * x)
+            y = y + np.sin(np.mean(out2[::-1])) * x[0]
+    return 0.5 * np.sum(y)
+
+
+def in_place_on_a_number_alias(x, y):
+    v = x
+    v *= np.tanh(np.sum(y))
+    return np.sum(y) + x + v
+
+
+# Aliasing the flow-sensitive check must still refuse (a write changes another name's array)
+def rebound_to_argument_in_a_branch(x, c):
+    out = np.zeros(3)
+    for k in range(2):
+        if c > 0.0:
+            out = x
+        out[k] = out[k] * 2.0
+    return np.sum(out) + np.sum(x)
+
+
+def rebound_to_argument_at_loop_end(x):
+    out = np.zeros(3)
+    for k in range(2):
+        out[k] = x[k] * 2.0
+        out = x
+    return np.sum(out) + np.sum(x)
+
+
+def view_kept_across_a_conditional_rebuild(x, c):
+    out = np.zeros(3)
+    v = out[1:]
+    if c > 0.0:
+        out = np.zeros(3)
+    out[1] = x[0]
+    return np.sum(v * x[1:]) + np.sum(out)

@@ -848,45 +848,24 @@ def alias_conflicts(body, read_after: bool = False) -> list:
     restores the slots a view was read from, once the view is no longer read: forward mode over it,
     for hessian, must accept that)."""
     conflicts: list = []
-    order: list = []
-    fresh: dict[str, list[tuple[int, tuple]]] = {}   # `arr = <new array>` run once per pass of its block
+    order = _statement_order(body)
+    fresh = _new_array_bindings(order)
 
-    def visit(stmts, loops, conditional):
-        for st in stmts:
-            if not conditional and isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
-                    and _allocates(st.value):
-                fresh.setdefault(st.targets[0].id, []).append((len(order), loops))
-            order.append((st, loops))
-            if isinstance(st, (gast.For, gast.While)):
-                visit(st.body, loops + (id(st),), False)
-            elif isinstance(st, gast.If):
-                visit(st.body, loops, True)
-                visit(st.orelse, loops, True)
-    visit(body, (), False)
-
-    def rebound(arr, i, j, loops, wloops) -> bool:
-        """Whether `arr` is bound to a new array on every path from the read at i to the write
-        at j (the write then changes another array than the one read)."""
-        shared = tuple(a for a, b in zip(loops, wloops) if a == b)
-        for k, kloops in fresh.get(arr, ()):
-            if kloops != shared:       # unconditional in the innermost block both are in
-                continue
-            if (i < k < j) if j > i else (shared and (k > i or k < j)):
-                return True
-        return False
+    def rebound(arr, i, j) -> bool:
+        return _rebound_between(fresh.get(arr, ()), i, order[i][2], j, order[j][2])
     writes: dict[str, list[tuple[int, tuple]]] = {}
-    for i, (st, loops) in enumerate(order):
+    for i, (st, loops, _) in enumerate(order):
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
             writes.setdefault(st.targets[0].value.id, []).append((i, loops))
     reads: dict[str, list[int]] = {}
     if read_after:
-        for k, (st, _) in enumerate(order):
+        for k, (st, _, _) in enumerate(order):
             for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
                          else [st]):
                 for n in iter_nodes(part):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                         reads.setdefault(n.id, []).append(k)
-    for i, (st, loops) in enumerate(order):
+    for i, (st, loops, _) in enumerate(order):
         if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
             continue
         var = st.targets[0].id
@@ -894,7 +873,7 @@ def alias_conflicts(body, read_after: bool = False) -> list:
             for j, wloops in writes.get(arr, []):
                 if read_after and not (set(loops) & set(wloops)) and not any(k > j for k in reads.get(var, ())):
                     continue
-                if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j, loops, wloops):
+                if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j):
                     conflicts.append((st, var, arr))
                     break
     return conflicts
@@ -925,37 +904,92 @@ def fresh_arrays(body) -> set[str]:
                                       or isinstance(v, gast.Name) and v.id == var for v in values):
                 out.add(var)
                 changed = True
-    # or bound to other values only after its last write, outside any loop that writes it
-    # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`)
-    order: list = []
-
-    def visit(stmts, loops):
-        for st in stmts:
-            order.append((st, loops))
-            if isinstance(st, (gast.For, gast.While)):
-                visit(st.body, loops + (id(st),))
-            elif isinstance(st, gast.If):
-                visit(st.body, loops)
-                visit(st.orelse, loops)
-    visit(body, ())
-    writes: dict[str, list] = {}
-    binds: dict[str, list] = {}
-    for i, (st, loops) in enumerate(order):
+    # or bound to other values only where no write can follow without a new array bound first
+    # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`; the same in a helper inlined in
+    # a loop, where the next pass binds np.zeros(n) again before it writes)
+    order = _statement_order(body)
+    new_at = _new_array_bindings(order, also=lambda var, value: (
+        isinstance(value, gast.Name) and (value.id == var or value.id in out and loads.get(value.id) == 1)
+        or isinstance(value, gast.Constant) and value.value is None))
+    writes: dict[str, list[int]] = {}
+    others: dict[str, list[int]] = {}      # bindings to values that may be another name's array
+    for i, (st, _, _) in enumerate(order):
         if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
                 and isinstance(st.targets[0].value, gast.Name):
-            writes.setdefault(st.targets[0].value.id, []).append((i, loops))
-        elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
-            binds.setdefault(st.targets[0].id, []).append((i, loops, _allocates(st.value)))
+            writes.setdefault(st.targets[0].value.id, []).append(i)
+        elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
+                and i not in {k for k, _ in new_at.get(st.targets[0].id, ())}:
+            others.setdefault(st.targets[0].id, []).append(i)
     for var, ws in writes.items():
-        if var in out or var not in binds:
+        if var in out or var not in new_at:
             continue
-        first = min(i for i, _ in ws)
-        last = max(i for i, _ in ws)
-        if all(fresh for i, _, fresh in binds[var] if i < first) and any(i < first for i, _, _ in binds[var]) \
-                and all(i > last and not any(set(loops) & set(wl) for _, wl in ws)
-                        for i, loops, fresh in binds[var] if not fresh):
+        fresh_at = new_at[var]
+        # the function's entry binds every name to what it was given (or to nothing)
+        if any(not _rebound_between(fresh_at, -1, (), j, order[j][2]) for j in ws):
+            continue
+        if all(not _reaches(order, k, j) or _rebound_between(fresh_at, k, order[k][2], j, order[j][2])
+               for k in others.get(var, ()) for j in ws):
             out.add(var)
     return out
+
+
+def _statement_order(body) -> list:
+    """(statement, the loops around it, its block context) in program order.  The context names
+    each loop and each branch of an `if` the statement is in, outermost first."""
+    order: list = []
+
+    def visit(stmts, loops, ctx):
+        for st in stmts:
+            order.append((st, loops, ctx))
+            if isinstance(st, (gast.For, gast.While)):
+                visit(st.body, loops + (id(st),), ctx + (("loop", id(st)),))
+            elif isinstance(st, gast.If):
+                visit(st.body, loops, ctx + (("if", id(st), 0),))
+                visit(st.orelse, loops, ctx + (("if", id(st), 1),))
+    visit(body, (), ())
+    return order
+
+
+def _new_array_bindings(order, also=None) -> dict[str, list[tuple[int, tuple]]]:
+    """name -> (position, block context) of each statement binding it to a new array."""
+    out: dict[str, list[tuple[int, tuple]]] = {}
+    for i, (st, _, ctx) in enumerate(order):
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and (
+                _allocates(st.value) or also is not None and also(st.targets[0].id, st.value)):
+            out.setdefault(st.targets[0].id, []).append((i, ctx))
+    return out
+
+
+def _shared_context(a: tuple, b: tuple) -> tuple:
+    shared = []
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        shared.append(x)
+    return tuple(shared)
+
+
+def _rebound_between(fresh_at, i: int, ctx_i: tuple, j: int, ctx_j: tuple) -> bool:
+    """Whether one of the bindings `fresh_at` runs on every path from statement i to statement j
+    (normalized code has no jumps: a block, once entered, runs to its end):
+    - one unconditional in the innermost block both are in, between them or, where j comes first,
+      around a loop of that block;
+    - or one unconditional in a block around j but not around i, before j: reaching j from i
+      enters that block (a loop: an iteration) at its start."""
+    shared = _shared_context(ctx_i, ctx_j)
+    looped = any(e[0] == "loop" for e in shared)
+    for k, ctx_k in fresh_at:
+        if ctx_k == shared:
+            if (i < k < j) if j > i else (looped and (k > i or k < j)):
+                return True
+        elif len(ctx_k) > len(shared) and ctx_j[:len(ctx_k)] == ctx_k and k < j:
+            return True
+    return False
+
+
+def _reaches(order, k: int, j: int) -> bool:
+    """Whether statement j may run after statement k (later in the code, or in a loop around both)."""
+    return j > k or bool(set(order[k][1]) & set(order[j][1]))
 
 
 def _allocates(value) -> bool:
