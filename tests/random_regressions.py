@@ -397,3 +397,15 @@ def view_kept_across_a_conditional_rebuild(x, c):
         out = np.zeros(3)
     out[1] = x[0]
     return np.sum(v * x[1:]) + np.sum(out)
+
+
+def view_rebind_after_writes(x, y):
+    # hessian refused ("`out` may alias another array" in the generated gradient): the reverse sweep
+    # undoes `out = out[::-1]` inside its replay of the loop, which the check cannot tell runs
+    out = np.ones(3)
+    out[0] = y * x
+    for i in range(1):
+        if np.sum(out) > 10.0:
+            break
+        out = out[::-1]
+    return np.sum(out * np.arange(3.0)) * x
