@@ -409,3 +409,17 @@ def view_rebind_after_writes(x, y):
             break
         out = out[::-1]
     return np.sum(out * np.arange(3.0)) * x
+
+
+def alias_in_one_branch_then_updated(x, y):
+    # vmap with examples on both branches was silently wrong: the branches' values were merged per
+    # example by np.where, a new array, so `v += ...` no longer changed x on the examples where v is x
+    # (as NumPy does); fixed: such an update makes vmap run its per-example loop
+    x = x * 1.0 - np.maximum(x, 0.6)
+    if np.sum(x) > -2.0:
+        v = np.sum(y) + 0.0 * x
+    else:
+        x = y * 2.0
+        v = x
+    v += y + x
+    return np.sum(v) + np.sum(x)

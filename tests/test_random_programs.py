@@ -316,13 +316,17 @@ def check_vmap(prog, f, args, fails, do_jit, exact=EXACT):
     xs = prog.x_batch(BATCH)
     y = args[1]
     xs64 = _float64((xs,))[0]
-    ref = fails.run("vmap reference", lambda: np.array([f(xs64[b], y) for b in range(BATCH)]))
+    # each run gets its own copy of y, as the loop gets it: a program that changes y in place (`v = y;
+    # v *= c`) changes it for the examples after (in the loop and in vmap's per-example loop alike),
+    # and must not hand the next run a changed y (found by the 10,000-program soak, seed 7)
+    fresh_y = lambda: copy_args((y,))[0]      # noqa: E731
+    ref = fails.run("vmap reference", lambda: (lambda yb: np.array([f(xs64[b], yb) for b in range(BATCH)]))(fresh_y()))
     if ref is not None and np.all(np.isfinite(ref)):
-        got = fails.run("vmap", lambda: s2s.vmap(f, in_axes=(0, None))(xs, y))
+        got = fails.run("vmap", lambda: s2s.vmap(f, in_axes=(0, None))(xs, fresh_y()))
         if got is not None:
             fails.check("vmap", got, ref, exact)
         if do_jit:
-            jgot = fails.run("jit(vmap)", lambda: s2s.jit(s2s.vmap(f, in_axes=(0, None)))(xs, y), jit=True)
+            jgot = fails.run("jit(vmap)", lambda: s2s.jit(s2s.vmap(f, in_axes=(0, None)))(xs, fresh_y()), jit=True)
             if jgot is not None:
                 fails.check("jit(vmap)", jgot, ref, exact)
         if "vmap-grad-early-return" in KNOWN_BUGS and "early return" in prog.features:
@@ -331,10 +335,10 @@ def check_vmap(prog, f, args, fails, do_jit, exact=EXACT):
         if "vmap-grad-self-assignment" in KNOWN_BUGS and "self-assignment" in prog.features:
             STATS["skipped vmap(grad) (known bug: self-assignment)"] += 1
             return
-        gref = fails.run("vmap(grad) reference",
-                         lambda: np.stack([np.asarray(s2s.grad(f)(xs64[b], y)) for b in range(BATCH)]))
+        gref = fails.run("vmap(grad) reference", lambda: (lambda yb: np.stack(
+            [np.asarray(s2s.grad(f)(xs64[b], yb)) for b in range(BATCH)]))(fresh_y()))
         if gref is not None:
-            vg = fails.run("vmap(grad)", lambda: s2s.vmap(s2s.grad(f), in_axes=(0, None))(xs, y))
+            vg = fails.run("vmap(grad)", lambda: s2s.vmap(s2s.grad(f), in_axes=(0, None))(xs, fresh_y()))
             if vg is not None:
                 fails.check("vmap(grad)", vg, gref, exact)
 
@@ -642,3 +646,19 @@ def test_regression_hessian_after_a_view_rebinding_in_a_loop(workdir):
     h = s2s.hessian(fn, argnums=(0, 1))(*args)
     row = numeric_grad(lambda *a: s2s.grad(fn, argnums=0)(*a), args, 1)
     assert_close(float(h[0][1]), float(row), rtol=1e-6, atol=1e-8)
+
+
+# found by the 10,000-program soak (seed 7): a silent wrong answer of vmap (and jit(vmap))
+def test_regression_vmap_of_an_update_through_a_branch_alias(workdir):
+    fn = R.alias_in_one_branch_then_updated
+    y = np.array([0.3, -0.7, 1.1])
+    xs = np.array([[0.5, 0.2, 0.1], [-2.0, -1.5, -0.3], [0.9, -0.1, 0.2], [-3.0, 0.1, -0.4]])
+    ref = np.array([fn(xs[b].copy(), y.copy()) for b in range(len(xs))])
+    assert len({np.sum(xs[b] * 1.0 - np.maximum(xs[b], 0.6)) > -2.0 for b in range(len(xs))}) == 2  # both branches
+    np.testing.assert_allclose(s2s.vmap(fn, in_axes=(0, None))(xs, y.copy()), ref, rtol=1e-12, atol=1e-12)
+    try:      # compiled, the per-example code keeps s2s's check of the update: a refusal, never another answer
+        got = s2s.jit(s2s.vmap(fn, in_axes=(0, None)))(xs, y.copy())
+    except ValueError as exc:
+        assert "in-place update of an array another variable shares" in str(exc)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)

@@ -90,6 +90,9 @@ class BatchBuilder:
         self.matched: set[str] = set()   # tapes whose pops restore pushed variables (matched_tapes)
         self.unpaired: dict[str, set] = {}
         self.defined: set[str] = set(nf.params)
+        # variables an `if`/`while` on a batched condition assigned: each example's value picked by
+        # np.where, a new array even where the example's own value shares another variable's
+        self.merged: set[str] = set()
 
     def error(self, cls, msg, node, hint=None):
         src = getattr(node, "s2s_src", None) or self.src
@@ -688,9 +691,11 @@ class BatchBuilder:
                 return [copy_loc(_expr_stmt(_call(rt.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
                                                                name(self.size)])), s)]
             return [s]
-        if fn is rt.check_unshared and self.is_b(call.args[0]) != self.is_b(call.args[1]):
-            # one of the two became a batched copy: whether the examples' arrays are shared is
-            # lost in the array form, and the per-example loop keeps the check
+        if fn is rt.check_unshared and (self.is_b(call.args[0]) != self.is_b(call.args[1]) or any(
+                isinstance(a, gast.Name) and a.id in self.merged for a in call.args[:2])):
+            # one of the two became a batched copy, or a value picked per example from two branches:
+            # whether the examples' arrays are shared is lost in the array form (the per-example
+            # loop keeps the check: in NumPy an example's `v = x; v += 1` changes x)
             raise NoArrayForm("an in-place update of an array another variable may share", s)
         if any(_names(a) & self.batched for a in call.args):
             if fn in (builtins.print, rt.check_unshared):    # (batched arrays share iff their examples do)
@@ -768,6 +773,8 @@ class BatchBuilder:
             else:
                 mask = cond
             code.append(copy_loc(assign(merged, _call(np.where, [name(mask), name(a), name(b)])), s))
+            if cond in self.batched:
+                self.merged.add(v)
             if v in self.batched or a in self.batched or b in self.batched:
                 self.batched.add(merged)
             self.defined.add(merged)
@@ -814,6 +821,7 @@ class BatchBuilder:
                     body.append(copy_loc(assign(mask, _call(rt.balign, [
                         name(active), gast.Tuple([name(tmp)], gast.Load()), gast.Tuple([const(True)], gast.Load())])), st))
                     body.append(copy_loc(assign(v, _call(np.where, [name(mask), name(tmp), name(v)])), st))
+                    self.merged.add(v)
                 else:
                     body.append(c)
         anyc = self.namer.fresh("any_running")
