@@ -179,3 +179,24 @@ def test_forward_mode_with_defaults_left_out():
     np.testing.assert_allclose(s2s.hessian(polynomial)(x), np.diag(12 * x))
     np.testing.assert_allclose(s2s.hessian(polynomial)(x, 1.0), np.diag(6 * x))
     np.testing.assert_allclose(s2s.hessian(polynomial)(x, p=2.0), np.diag([4.0, 4.0]))
+
+
+def _scale_by(a, factors=None):
+    if factors is None:
+        return a
+    if factors is not None:
+        a = a * factors[0] + factors[1]
+    return a
+
+
+def tuple_argument_tested_against_none(x):
+    return np.sum(_scale_by(x, (2.0, 3.0)) ** 2) + np.sum(_scale_by(x))
+
+
+def test_a_tuple_argument_compared_with_none():
+    """`if factors is None:` on a tuple s2s splits into its elements crashed the generated code
+    (NameError: the tuple has no single variable); a tuple is not None."""
+    x = np.array([0.5, -1.0])
+    g = s2s.grad(tuple_argument_tested_against_none)(x)
+    np.testing.assert_allclose(g, 4.0 * (2.0 * x + 3.0) + 1.0, rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(tuple_argument_tested_against_none, (x,), 0), rtol=1e-6)
