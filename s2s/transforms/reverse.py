@@ -896,21 +896,14 @@ def fresh_arrays(body) -> set[str]:
     while changed:
         changed = False
         for var, values in defs.items():
-            # (None holds no array: the `out = None` a reverse sweep starts with, `x = None` in code;
-            # `out = out` binds nothing new)
-            if var not in out and all(_allocates(v) or (isinstance(v, gast.Name) and v.id in out
-                                                        and loads.get(v.id) == 1)
-                                      or isinstance(v, gast.Constant) and v.value is None
-                                      or isinstance(v, gast.Name) and v.id == var for v in values):
+            if var not in out and all(_new_or_nothing(var, v, out, loads) for v in values):
                 out.add(var)
                 changed = True
     # or bound to other values only where no write can follow without a new array bound first
     # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`; the same in a helper inlined in
     # a loop, where the next pass binds np.zeros(n) again before it writes)
     order = _statement_order(body)
-    new_at = _new_array_bindings(order, also=lambda var, value: (
-        isinstance(value, gast.Name) and (value.id == var or value.id in out and loads.get(value.id) == 1)
-        or isinstance(value, gast.Constant) and value.value is None))
+    new_at = _new_array_bindings(order, lambda var, value: _new_or_nothing(var, value, out, loads))
     writes: dict[str, list[int]] = {}
     others: dict[str, list[int]] = {}      # bindings to values that may be another name's array
     for i, (st, _, _) in enumerate(order):
@@ -950,12 +943,20 @@ def _statement_order(body) -> list:
     return order
 
 
-def _new_array_bindings(order, also=None) -> dict[str, list[tuple[int, tuple]]]:
+def _new_or_nothing(var: str, value, fresh_names: set, loads: dict) -> bool:
+    """`var = value` binds var to a new array, to a temporary of `fresh_names` read only here (to be
+    renamed: `t10 = np.tanh(out); out = t10`), or to no array: None (the `out = None` a reverse sweep
+    starts with) or var itself (`out = out`)."""
+    if isinstance(value, gast.Name):
+        return value.id == var or value.id in fresh_names and loads.get(value.id) == 1
+    return _allocates(value) or isinstance(value, gast.Constant) and value.value is None
+
+
+def _new_array_bindings(order, binds_new=lambda var, value: _allocates(value)) -> dict[str, list[tuple[int, tuple]]]:
     """name -> (position, block context) of each statement binding it to a new array."""
     out: dict[str, list[tuple[int, tuple]]] = {}
     for i, (st, _, ctx) in enumerate(order):
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and (
-                _allocates(st.value) or also is not None and also(st.targets[0].id, st.value)):
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and binds_new(st.targets[0].id, st.value):
             out.setdefault(st.targets[0].id, []).append((i, ctx))
     return out
 
