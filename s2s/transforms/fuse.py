@@ -406,7 +406,7 @@ class Fuser:
         code: list = [clone(s) for s in hoisted]
         args = gast.Tuple([name(v) for v in inputs], gast.Load())
         size_args = [args]
-        summed = self.unsure_sums(run_body, sums, inputs, outputs, defs)
+        summed = self.unsure_arrays(run_body, sums, inputs, outputs, defs)
         # an output shaped like unbroadcast's target t is a number when t is one (a sum over the
         # loop, not an element per i): the loop must not run then, so t must be an array
         summed += [[like] for like in dict.fromkeys(self.unbroadcast_target(defs[v]) for v in outputs)
@@ -574,7 +574,7 @@ class Fuser:
             count[s.targets[0].id] = count.get(s.targets[0].id, 0) + 1
         return {v: self.namer.fresh(v + "_sum") if v in inputs or count[v] > 1 else elem[v] for v in sums}
 
-    def unsure_sums(self, run_body, sums, inputs, outputs=(), defs=None) -> list[list[str]]:
+    def unsure_arrays(self, run_body, sums, inputs, outputs, defs) -> list[list[str]]:
         """For each sum, and each output, whose value may hold no array (every input it reads may
         be a number: its ranks are not known), the inputs it reads; fused_size checks one is an
         array.  (An output of numbers only is a number in the unfused code, where the loop would
@@ -589,8 +589,7 @@ class Fuser:
         out: list = []
         for s in run_body:
             v = s.targets[0].id
-            checked = v in sums or (v in outputs and defs is not None
-                                    and self.unbroadcast_target(defs[v]) not in inputs)
+            checked = v in sums or v in outputs and self.unbroadcast_target(defs[v]) not in inputs
             if checked:
                 support = reads[v]
                 # (reading every input: fused_size already asks for an array among them)
