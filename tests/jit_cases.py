@@ -112,3 +112,8 @@ def dot_vm(a, B):
 def einsum_full_contraction(x, y):
     # the op's cotangent is a number, not an array (einsum_vjp had no Numba version for it)
     return np.einsum("i,i->", x, np.sin(y)) + np.einsum("ij,j,i", np.outer(x, y), y, x) * 0.5
+
+
+def squeezes_without_axis(x):
+    column = np.expand_dims(x, 1)
+    return np.sum(np.squeeze(column) ** 2)

@@ -388,6 +388,20 @@ def test_numba_error_points_at_the_user_line():
     assert "generated line" in str(info.value)
 
 
+def test_squeeze_without_axis_is_refused_at_the_user_line_and_falls_back_right():
+    # KNOWN_JIT's expand_squeeze entry: the rank of np.squeeze(a) depends on a's shape, which Numba
+    # does not type; the refusal names the op and the user's line, fallback=True gives grad's answer
+    x = np.array([0.5, -1.5, 2.0])
+    for target in (J.squeezes_without_axis, s2s.grad(J.squeezes_without_axis)):
+        with pytest.raises(s2s.TransformError) as info:
+            s2s.jit(target, fallback=False)(x)
+        assert info.value.source_line and "np.squeeze(column)" in info.value.source_line
+        assert "squeeze" in str(info.value) and "jit_cases.py" in str(info.value)
+    with pytest.warns(UserWarning):
+        got = s2s.jit(s2s.grad(J.squeezes_without_axis), fallback=True)(x)
+    _assert_same(got, 2.0 * x, "jit(grad(squeezes_without_axis), fallback=True)")
+
+
 def test_fallback_warning_names_the_function():
     j = s2s.jit(J.uses_pad_reflect, fallback=True)
     with pytest.warns(UserWarning) as record:

@@ -47,7 +47,8 @@ def _helper(name):
 
 KNOWN_JIT: dict[tuple[str, str], str] = {
     # np.squeeze without axis=: the result's rank depends on the shape, which Numba does not type
-    # (s2s refuses it at the user's line and says to give axis=)
+    # (s2s refuses it at the user's line: tests/test_jit.py::
+    # test_squeeze_without_axis_is_refused_at_the_user_line_and_falls_back_right)
     **{(t, "expand_squeeze"): "np.squeeze without axis= (s2s's stand-in refuses it: give axis=)"
        for t in ("value_and_grad", "jvp", "vmap", "vmap_grad", "hessian")},
     # hessian inlines norm_grad and svd_triple_vjp (Python helpers without tangent rules of their own)
