@@ -27,6 +27,7 @@ from . import runtime as rt
 from .codegen import emit
 from .errors import (ArgumentError, NonDifferentiableError, S2SError, SharedArrayError, TransformError,
                      UnsupportedSyntaxError)
+from .frontend.hooks import register_transform_factories
 from .frontend.normalize import normalize
 from .frontend.parse import parse_function, source_of_decorated
 from .frontend.reads import changed, code_fingerprint, reads_of
@@ -446,6 +447,15 @@ class Transformed:
     @property
     def source(self) -> str:
         return self.generated().source
+
+    def _s2s_inline_source(self, nargs: int) -> Callable:
+        """The generated function normalization inlines where transformed code calls this one."""
+        return self.generated().fn
+
+    def _s2s_tree_source(self, treedefs: tuple, leaf_nums: tuple) -> Callable:
+        """The same transform of a wrapper taking the leaves of pytree arguments (treedefs, None for a leaf)."""
+        wrapper = _flat_wrapper(source_function(self.fun), treedefs)
+        return Transformed(wrapper, self.transform, leaf_nums, self.has_aux).generated().fn
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -1871,3 +1881,7 @@ def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fa
     if fun is None:
         return lambda f: Jitted(f, target, cache, fallback)
     return Jitted(fun, target, cache, fallback)
+
+
+# calls of these inside transformed code build their transform while normalizing (frontend/hooks.py)
+register_transform_factories(vmap, grad, value_and_grad, jacfwd, jacrev, hessian)

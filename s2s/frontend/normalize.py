@@ -41,6 +41,7 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from .hooks import TRANSFORM_FACTORIES
 from ..errors import (NoRuleError, RecursionNotSupportedError, TransformError,
                       UnsupportedSyntaxError)
 from ..rules import composite_of, lookup
@@ -1139,13 +1140,12 @@ class Normalizer:
                                  "assign the result instead: `y = np.sin(x)`, or `y[...] = np.sin(x)` to fill y")
         args = [self.arg_atom(a, out) for a in node.args]
         kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
-        if type(obj).__name__ == "Transformed" and obj.transform in ("grad", "value_and_grad") and any(
+        if hasattr(obj, "_s2s_tree_source") and obj.transform in ("grad", "value_and_grad") and any(
                 isinstance(a, (gast.Tuple, gast.List)) for a in args):
             return self.inline_tree_transform(obj, args, kws, node, out)
-        if hasattr(obj, "_s2s_inline_source") or type(obj).__name__ == "Transformed" and hasattr(obj, "generated"):
+        if hasattr(obj, "_s2s_inline_source"):
             # a function transformed by s2s, called from code s2s transforms: use its generated source
-            fn = obj._s2s_inline_source(len(args)) if hasattr(obj, "_s2s_inline_source") else obj.generated().fn
-            return self.inline(fn, args, kws, node, out)
+            return self.inline(obj._s2s_inline_source(len(args)), args, kws, node, out)
         definition = composite_of(obj)
         if definition is not None:        # an op defined by other ops (rules/numpy_composite.py)
             return self.inline(definition, args, kws, node, out)
@@ -1235,7 +1235,6 @@ class Normalizer:
 
     def inline_tree_transform(self, obj, args, kws, node, out):
         """grad(f)(params_tree, x) inside transformed code: differentiate f's flat wrapper, regroup."""
-        from .. import api
         if kws:
             raise self.error(UnsupportedSyntaxError, "pass pytree arguments to a transformed function positionally", node)
         treedefs, flat, positions = [], [], []
@@ -1244,10 +1243,8 @@ class Normalizer:
             positions.append(list(range(len(flat), len(flat) + len(leaves))))
             flat += leaves
             treedefs.append(td if td != ("leaf",) else None)
-        wrapper = api._flat_wrapper(api.source_function(obj.fun), tuple(treedefs))
         leaf_nums = tuple(i for a in obj.argnums for i in positions[a])
-        inner = api.Transformed(wrapper, obj.transform, leaf_nums, obj.has_aux)
-        result = self.inline(inner.generated().fn, flat, {}, node, out)
+        result = self.inline(obj._s2s_tree_source(tuple(treedefs), leaf_nums), flat, {}, node, out)
         res = self.aggregate_or_name(result.id)
 
         def regroup(grads_node):
@@ -1343,9 +1340,8 @@ class Normalizer:
 
     def static_transform(self, node) -> Any:
         """`s2s.vmap(f, in_axes=(None, 0))(...)` inside transformed code: build the transform now."""
-        from .. import api
         factory = self.resolve(node.func)
-        if factory not in (api.vmap, api.grad, api.value_and_grad, api.jacfwd, api.jacrev, api.hessian):
+        if factory not in TRANSFORM_FACTORIES:
             raise self.error(UnsupportedSyntaxError, "s2s can call the result of a call only for s2s.grad/vmap/"
                              "jacfwd/jacrev/hessian(...)",
                              node, "assign the function to a global name first")
