@@ -4,7 +4,7 @@
     dloss = s2s.grad(loss)          # generated Python source, in a real file
     print(s2s.show(loss))           # read it
 """
-from . import rules as _rules  # noqa: F401  (registers the rule tables)
+from .rules import table as _rule_table  # noqa: F401  (registers the rule tables)
 from .api import grad, hessian, jacfwd, jacrev, jit, jvp, show, value_and_grad, vjp, vmap
 from .custom import adjoint, custom_jvp, custom_vjp, stop_gradient, tangent
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten

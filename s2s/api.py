@@ -33,7 +33,7 @@ from .frontend.parse import parse_function, source_of_decorated
 from .frontend.reads import changed, code_fingerprint, reads_of
 from .optimize import cleanup
 from .optimize.specialize import arg_facts
-from .rules import lookup
+from .rules.table import lookup
 from .transforms.forward import ForwardSpec, forward
 from .transforms.batching import BatchSpec, batch
 from .transforms.reverse import ReverseSpec, reverse
@@ -136,7 +136,7 @@ def _rule_wrapper(fun) -> Callable:
     fname = rule.name.split(".")[-1] + "_op"
     source = f"def {fname}({args}):\n    return {rule.name}({args})\n"
     path = emit.write_module(source, f"op_{fname}")
-    from .frontend.normalize import base_namespace
+    from .frontend.namespace import base_namespace
     ns = base_namespace()
     ns.update(rule.bindings)
     return emit.load_function(source, path, fname, ns)
@@ -218,7 +218,7 @@ def _disk_key(src_fn, key) -> str | None:
 
 def _load_from_disk(src_fn, key) -> Generated | None:
     from .codegen import diskcache
-    from .frontend.normalize import base_namespace
+    from .frontend.namespace import base_namespace
     dkey = _disk_key(src_fn, key)
     if dkey is None:
         return None
@@ -385,7 +385,7 @@ def _generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_
     dkey = _disk_key(src_fn, key)
     if dkey is not None:
         from .codegen import diskcache
-        from .frontend.normalize import base_namespace
+        from .frontend.namespace import base_namespace
         base = base_namespace()
         if backend == "numba":
             base = numba_cpu.compiled_namespace(base)

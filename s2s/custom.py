@@ -53,7 +53,7 @@ class _CustomBase:
         return self.fun(*args, **kwargs)
 
     def _template(self, kind: str, lines: list[str]) -> Template:
-        from .frontend.normalize import base_namespace
+        from .frontend.namespace import base_namespace
         names = [p.name for p in self.params]
         out = "y" if "y" not in names else "out_"
         src = f"def {self.rule_name}_{kind}_rule({out}, {_signature_text(self.params)}):\n"

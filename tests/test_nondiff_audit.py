@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import s2s  # noqa: E402
 from fd import assert_close, numeric_grad  # noqa: E402
 from s2s.errors import NonDifferentiableError  # noqa: E402
-from s2s.rules import RULES  # noqa: E402
+from s2s.rules.table import RULES  # noqa: E402
 from s2s.rules.registry import user_facing  # noqa: E402
 
 

@@ -30,7 +30,7 @@ import op_cases  # noqa: E402
 import s2s  # noqa: E402
 from fd import assert_close, numeric_grad  # noqa: E402
 from s2s import ophelpers as oh  # noqa: E402
-from s2s.rules import RULES, lookup  # noqa: E402
+from s2s.rules.table import RULES, lookup  # noqa: E402
 
 CASES = op_cases.CASES
 IDS = [c.name for c in CASES]

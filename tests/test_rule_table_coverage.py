@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import op_cases  # noqa: E402
 import s2s  # noqa: E402,F401  (registers the rules)
-from s2s.rules import RULES  # noqa: E402
+from s2s.rules.table import RULES  # noqa: E402
 from s2s.rules.registry import builtin_rule, user_facing  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import s2s  # noqa: E402
 from fd import numeric_grad  # noqa: E402
 from s2s.errors import NonDifferentiableError  # noqa: E402
-from s2s.rules import lookup  # noqa: E402
+from s2s.rules.table import lookup  # noqa: E402
 
 X = np.array([0.35, 0.9, 1.7, 2.6, 3.8])          # in (0, 4): every function here is smooth
 U = np.array([0.12, 0.3, 0.55, 0.71, 0.93])       # in (0, 1)

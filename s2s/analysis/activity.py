@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gast
 
-from ..rules import lookup
+from ..rules.table import lookup
 from .. import runtime as rt
 from ..frontend.normalize import walk_stmts as _stmts
 from ..frontend.nodes import iter_nodes

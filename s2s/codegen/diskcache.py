@@ -22,42 +22,9 @@ from typing import Any
 
 from ..frontend.reads import function_fingerprint
 from . import emit
+from .version import file_hash, s2s_version
 
-_FILE_HASHES: dict[str, tuple[tuple, str]] = {}
 _MISSING = object()
-
-
-def file_hash(path: str) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)     # (an edit that keeps the mtime changes the size)
-    hit = _FILE_HASHES.get(path)
-    if hit and hit[0] == stamp:
-        return hit[1]
-    with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    _FILE_HASHES[path] = (stamp, digest)
-    return digest
-
-
-_PKG_VERSION: str | None = None
-
-
-def s2s_version() -> str:
-    """A hash of the package's own sources: any change to rules or passes invalidates the cache."""
-    global _PKG_VERSION
-    if _PKG_VERSION is not None:
-        return _PKG_VERSION
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    h = hashlib.sha256()
-    for dirpath, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
-            if name.endswith(".py"):
-                h.update((file_hash(os.path.join(dirpath, name)) or "").encode())
-    _PKG_VERSION = h.hexdigest()[:16]
-    return _PKG_VERSION
 
 
 _VERSION: str | None = None

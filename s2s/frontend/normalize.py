@@ -44,7 +44,8 @@ from .. import runtime as rt
 from .hooks import TRANSFORM_FACTORIES
 from ..errors import (NoRuleError, RecursionNotSupportedError, TransformError,
                       UnsupportedSyntaxError)
-from ..rules import composite_of, lookup
+from .hooks import composite_of, lookup
+from .namespace import base_namespace
 from .einsum_forms import EinsumFormError
 from .einsum_forms import rewrite as einsum_rewrite
 from .aliases import in_place_checks
@@ -68,26 +69,6 @@ NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
 # Fields of the namedtuples np.linalg returns: `np.linalg.slogdet(a).logabsdet` is `np.linalg.slogdet(a)[1]`
 RESULT_FIELDS = {id(np.linalg.slogdet): ("sign", "logabsdet"), id(np.linalg.eigh): ("eigenvalues", "eigenvectors"),
                  id(np.linalg.qr): ("Q", "R"), id(np.linalg.svd): ("U", "S", "Vh")}
-
-
-HELPER_MODULES = ["s2s.runtime", "s2s.ophelpers"]
-
-
-def base_namespace() -> dict[str, Any]:
-    """Globals every generated module starts with: np, math and the public
-    functions of the helper modules (runtime support, op helpers)."""
-    import importlib
-    ns: dict[str, Any] = {"np": np, "math": math}
-    for modname in HELPER_MODULES:
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError:
-            continue
-        for name in dir(mod):
-            obj = getattr(mod, name)
-            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
-                ns[name] = obj
-    return ns
 
 
 # ----- small AST helpers -------------------------------------------------------

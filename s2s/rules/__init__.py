@@ -1,9 +1,7 @@
-"""The rule table: everything s2s knows about operations lives here.
+"""The rule table: everything s2s knows about operations lives in this folder.
 
-Importing this package registers every rule module.
+One module per operation family holds its rules (adjoint, tangent, batching kind); the op helpers
+the generated code calls sit beside them. `rules.table` imports every family and is the table
+the transforms read (`lookup`, `composite_of`, `RULES`). This package file imports nothing, so a
+helper module can be imported without loading the whole table.
 """
-from .registry import OpRule, composite_of, lookup, register, RULES  # noqa: F401
-from . import numpy_composite, numpy_elementwise, numpy_reductions, numpy_linalg, numpy_shape, numpy_fft, scipy_special, runtime_rules  # noqa: F401,E501  (registration side effects)
-from .registry import tables_loaded as _tables_loaded
-
-_tables_loaded()     # registrations from here on are users' and third parties' (disk-cache keys name them)

@@ -19,7 +19,7 @@ import gast
 from .. import runtime as rt
 from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..rules import lookup
+from ..rules.table import lookup
 from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
 from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, alias_conflicts,
                       fresh_arrays, make_owned, op_rule)

@@ -38,7 +38,7 @@ from ..analysis.remat import rematerializable
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.normalize import (NormalizedFunction, namer_for, assign, const, copy_loc, name,
                                   parse_expr, walk_stmts as _walk_stmts)
-from ..rules import lookup
+from ..rules.table import lookup
 from ..frontend.nodes import clone, iter_nodes, mentions, names_in
 
 ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"

@@ -1,0 +1,31 @@
+"""The globals every generated module starts with: numpy, math and the op helpers.
+
+HELPER_MODULES lists the modules whose public functions generated code may call by bare name
+(runtime support and the op helpers beside each rule family); emit writes `from <module> import
+...` lines for them, so a generated file runs on its own.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import numpy as np
+
+HELPER_MODULES = ["s2s.runtime", "s2s.ophelpers"]
+
+
+def base_namespace() -> dict[str, Any]:
+    """Globals every generated module starts with: np, math and the public
+    functions of the helper modules (runtime support, op helpers)."""
+    ns: dict[str, Any] = {"np": np, "math": math}
+    for modname in HELPER_MODULES:
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        for name in dir(mod):
+            obj = getattr(mod, name)
+            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
+                ns[name] = obj
+    return ns
