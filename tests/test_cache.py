@@ -1,6 +1,6 @@
 """The generated-code cache: generate once, files in S2S_CACHE_DIR, tracebacks, a long function.
 
-Each test that needs a fresh generation swaps in an empty `s2s.api._CACHE`
+Each test that needs a fresh generation swaps in an empty `s2s.pipeline._CACHE`
 (monkeypatch restores the real one), so results do not depend on which other
 tests ran first in the same process.
 """
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fixtures_extra as F  # noqa: E402
 import s2s  # noqa: E402
-import s2s.api  # noqa: E402
+import s2s.pipeline  # noqa: E402
 from fd import assert_close, numeric_grad  # noqa: E402
 
 X = np.array([0.3, -0.8, 1.1, 0.5])
@@ -27,7 +27,7 @@ X = np.array([0.3, -0.8, 1.1, 0.5])
 @pytest.fixture
 def fresh_cache(monkeypatch, tmp_path):
     """An empty in-memory cache and a new cache directory (not created yet)."""
-    monkeypatch.setattr(s2s.api, "_CACHE", {})
+    monkeypatch.setattr(s2s.pipeline, "_CACHE", {})
     cache = tmp_path / "s2s-cache" / "generated"
     monkeypatch.setenv("S2S_CACHE_DIR", str(cache))
     return cache
@@ -35,12 +35,12 @@ def fresh_cache(monkeypatch, tmp_path):
 
 def _counting(monkeypatch, attr):
     calls = []
-    real = getattr(s2s.api, attr)
+    real = getattr(s2s.pipeline, attr)
 
     def wrapper(*a, **k):
         calls.append(a)
         return real(*a, **k)
-    monkeypatch.setattr(s2s.api, attr, wrapper)
+    monkeypatch.setattr(s2s.pipeline, attr, wrapper)
     return calls
 
 
@@ -60,7 +60,7 @@ def test_grad_twice_generates_once(fresh_cache, monkeypatch):
     r2 = g2(X)
     r3 = g1(X * 2.0)
     assert len(calls) == 1, f"reverse ran {len(calls)} times for the same function"
-    assert len(s2s.api._CACHE) == 1
+    assert len(s2s.pipeline._CACHE) == 1
     np.testing.assert_array_equal(r1, r2)
     assert_close(r3, np.sin(2 * X) + 2 * X * np.cos(2 * X), what="gradient")
 
@@ -72,7 +72,7 @@ def test_cache_key_distinguishes_transforms_and_argnums(fresh_cache, monkeypatch
     s2s.grad(F.cache_fn_b)(X)
     s2s.value_and_grad(F.cache_fn_b)(X)
     assert len(calls) == 2
-    assert len(s2s.api._CACHE) == 2
+    assert len(s2s.pipeline._CACHE) == 2
 
 
 def test_show_then_grad_reuses_generation(fresh_cache, monkeypatch):

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import s2s
-import s2s.api
+import s2s.pipeline
 from s2s.codegen import emit
 
 X = np.array([0.5, -1.5, 2.0])
@@ -39,7 +39,7 @@ def cache_at(monkeypatch):
     """Point s2s at a cache directory as a new process would see it."""
     def point(path):
         monkeypatch.setattr(emit, "_USABLE", {})
-        monkeypatch.setattr(s2s.api, "_CACHE", type(s2s.api._CACHE)())
+        monkeypatch.setattr(s2s.pipeline, "_CACHE", type(s2s.pipeline._CACHE)())
         monkeypatch.setenv("S2S_CACHE_DIR", str(path))
     return point
 

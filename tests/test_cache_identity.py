@@ -22,18 +22,18 @@ import numpy as np
 import pytest
 
 import s2s
-import s2s.api
+import s2s.pipeline
 
 
 @pytest.fixture
 def fresh_caches(monkeypatch, tmp_path):
     """An empty in-memory cache over an empty disk cache; `new_process()` empties the in-memory
     one again (what a second process starts with), keeping the disk."""
-    monkeypatch.setattr(s2s.api, "_CACHE", type(s2s.api._CACHE)())
+    monkeypatch.setattr(s2s.pipeline, "_CACHE", type(s2s.pipeline._CACHE)())
     monkeypatch.setenv("S2S_CACHE_DIR", str(tmp_path / "cache"))
 
     def new_process():
-        monkeypatch.setattr(s2s.api, "_CACHE", type(s2s.api._CACHE)())
+        monkeypatch.setattr(s2s.pipeline, "_CACHE", type(s2s.pipeline._CACHE)())
     return new_process
 
 
@@ -182,8 +182,8 @@ def test_a_dropped_closure_frees_the_arrays_it_captured(fresh_caches, make, tree
 
 def test_the_cache_still_serves_a_function_that_lives(fresh_caches, monkeypatch):
     calls = []
-    real = s2s.api._generate
-    monkeypatch.setattr(s2s.api, "_generate", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = s2s.pipeline.generate
+    monkeypatch.setattr(s2s.pipeline, "generate", lambda *a, **k: calls.append(a) or real(*a, **k))
     f = _closure_over(np.eye(3))
     for _ in range(3):
         s2s.grad(f)(np.ones(3))            # a new transform object each time, one generation

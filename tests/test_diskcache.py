@@ -28,14 +28,14 @@ CHILD = textwrap.dedent("""
     import json, sys
     import numpy as np
     sys.path.insert(0, {moddir!r})
-    import s2s, s2s.api
+    import s2s, s2s.pipeline
     import usermod
     x = np.linspace(-1.0, 1.0, 9)
     g = s2s.jit(s2s.grad(usermod.loss))
     out = g(x)
     ref = s2s.grad(usermod.loss)(x)
     fn = g.generated_for_args(x).fn
-    print(json.dumps({{"stats": s2s.api.STATS, "ok": bool(np.allclose(out, ref, rtol=1e-12)),
+    print(json.dumps({{"stats": s2s.pipeline.STATS, "ok": bool(np.allclose(out, ref, rtol=1e-12)),
                       "hits": sum(fn.stats.cache_hits.values()), "misses": sum(fn.stats.cache_misses.values()),
                       "path": g.generated_for_args(x).path}}))
 """)

@@ -1,6 +1,6 @@
 """jit errors that point the user the right way (issue 14, item 5).
 
-1. When one of s2s's own helpers (an adjoint in s2s/ophelpers.py, a runtime helper) is what
+1. When one of s2s's own helpers (an adjoint in s2s/rules/*_helpers.py, a runtime helper) is what
    Numba cannot compile, the error names the helper and the user's line and says the user's
    code needs no change (not "use operations Numba supports"); that hint stays for the
    user's own NumPy calls.

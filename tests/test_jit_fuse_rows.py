@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s import runtime as rt
+from s2s import runtime_fused as rtf
 
 
 def logistic_loss(w, x, y):
@@ -150,13 +150,13 @@ def test_without_rank_facts_nothing_changes():
 
 def test_python_helpers_match_their_meaning():
     w, X, y = data(n=6, d=4, seed=10)
-    assert rt.rows_size(X, w, True, False, (y, 2.0)) == 6
-    assert rt.rows_size(X, w, True, False, (y[:5],)) == -1
-    assert rt.rows_size(X, w[:3], True, False, ()) == -1
-    assert rt.rows_size(X[0], w, False, False, ()) == -1
-    assert rt.row_dot(X, w, 2, True, False) == pytest.approx(X[2] @ w)
-    out = rt.rows_outer_empty(X, w, True, False)
+    assert rtf.rows_size(X, w, True, False, (y, 2.0)) == 6
+    assert rtf.rows_size(X, w, True, False, (y[:5],)) == -1
+    assert rtf.rows_size(X, w[:3], True, False, ()) == -1
+    assert rtf.rows_size(X[0], w, False, False, ()) == -1
+    assert rtf.row_dot(X, w, 2, True, False) == pytest.approx(X[2] @ w)
+    out = rtf.rows_outer_empty(X, w, True, False)
     for i in range(6):
-        rt.row_times(out, i, y[i], X, True)
+        rtf.row_times(out, i, y[i], X, True)
     np.testing.assert_allclose(out, y[:, None] * X)
-    assert rt.rows_empty(X, w, True, False).shape == (6,)
+    assert rtf.rows_empty(X, w, True, False).shape == (6,)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s import runtime as rt
+from s2s import runtime_fused as rtf
 from s2s.backends import numba_lower  # noqa: F401  (registers the compiled helpers)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,8 +60,8 @@ def test_bias_layer_fuses_over_rows_and_columns():
     src = generated(jg, (W, b, X))
     assert "fused_grid((t1,), (b,))" in src and "fused_zeros((b,))" in src
     # the compiled guard takes the two-deep loop for these shapes
-    grid = numba.njit(lambda t, b: rt.fused_grid((t,), (b,)))
-    assert grid(X @ W, b) == rt.fused_grid((X @ W,), (b,)) == (7, 5)
+    grid = numba.njit(lambda t, b: rtf.fused_grid((t,), (b,)))
+    assert grid(X @ W, b) == rtf.fused_grid((X @ W,), (b,)) == (7, 5)
 
 
 def test_other_shapes_take_the_unfused_branch():
@@ -103,8 +103,8 @@ def test_parallel_target_without_a_sum_over_rows():
 def test_fused_grid_compiled_agrees_with_python(shapes):
     full_shape, trail_shape = shapes
     t, b = np.ones(full_shape), np.ones(trail_shape)
-    grid = numba.njit(lambda t, b: rt.fused_grid((t,), (b,)))
-    assert grid(t, b) == rt.fused_grid((t,), (b,))
+    grid = numba.njit(lambda t, b: rtf.fused_grid((t,), (b,)))
+    assert grid(t, b) == rtf.fused_grid((t,), (b,))
     rows, cols = grid(t, b)
     if t.size == 0:      # no elements: the unfused code runs
         assert (rows, cols) == (-1, 0)

@@ -108,15 +108,34 @@ def test_broadcasting_cases_match_the_loop(fn, shapes, in_axes):
 
 def test_numba_bexpand_reduced_matches_the_runtime():
     import numba
-    from s2s import runtime as rt
+    from s2s import runtime_batching as rtb
 
     @numba.njit
     def three(g, x):
-        return (rt.bexpand_reduced(g, x, None, False, True, False), rt.bexpand_reduced(g, x, None, False, True, True),
-                rt.bexpand_reduced(2.0, x, None, False, False, True))
+        return (rtb.bexpand_reduced(g, x, None, False, True, False), rtb.bexpand_reduced(g, x, None, False, True, True),
+                rtb.bexpand_reduced(2.0, x, None, False, False, True))
     g, x = np.array([1.0, -2.0, 3.0]), np.arange(6.0).reshape(3, 2)
-    for got, want in zip(three(g, x), (rt.bexpand_reduced(g, x, None, False, True, False),
-                                       rt.bexpand_reduced(g, x, None, False, True, True),
-                                       rt.bexpand_reduced(2.0, x, None, False, False, True))):
+    for got, want in zip(three(g, x), (rtb.bexpand_reduced(g, x, None, False, True, False),
+                                       rtb.bexpand_reduced(g, x, None, False, True, True),
+                                       rtb.bexpand_reduced(2.0, x, None, False, False, True))):
         assert got.shape == np.shape(want)
         np.testing.assert_array_equal(got, want)
+
+
+def column_energy(x, w):          # per-example column x (batched along axis 1), shared weights w
+    return np.sum(np.tanh(x * w) ** 2)
+
+
+def test_jit_vmap_over_axis_1_moves_the_batch_axis_in_compiled_code():
+    # in_axes=1 calls the bmove helper (runtime_batching): its compiled version must be found when
+    # the helpers live outside s2s.runtime (a regression of the module split: "no compiled version
+    # of its helper `bmove`")
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(4, 6)), rng.normal(size=4)
+    loop = np.array([column_energy(x[:, b], w) for b in range(x.shape[1])])
+    batched = s2s.vmap(column_energy, in_axes=(1, None))(x, w)
+    np.testing.assert_allclose(batched, loop, rtol=1e-12)
+    np.testing.assert_allclose(s2s.jit(s2s.vmap(column_energy, in_axes=(1, None)))(x, w), loop, rtol=1e-12)
+    grads = np.array([s2s.grad(column_energy)(x[:, b], w) for b in range(x.shape[1])]).T
+    np.testing.assert_allclose(s2s.jit(s2s.vmap(s2s.grad(column_energy), in_axes=(1, None), out_axes=1))(x, w),
+                               grads, rtol=1e-12)

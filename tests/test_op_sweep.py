@@ -8,7 +8,7 @@ For each case of tests/op_cases.py (one small function per op):
   `s2s.grad` (reverse over reverse), times a random direction, vs finite
   differences of `s2s.grad`.
 Plus table-wide checks: adjoint and tangent rules come in pairs, every op of
-the coverage list is registered, and every public helper in s2s.ophelpers
+the coverage list is registered, and every public op helper (s2s/rules/*_helpers.py)
 either has a rule or is plain NumPy that s2s can read (so higher derivatives
 work through it).
 """
@@ -29,7 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import op_cases  # noqa: E402
 import s2s  # noqa: E402
 from fd import assert_close, numeric_grad  # noqa: E402
-from s2s import ophelpers as oh  # noqa: E402
+from s2s.frontend.namespace import OP_HELPER_MODULES  # noqa: E402
+from s2s.rules import linalg_helpers as lh  # noqa: E402
+from s2s.rules import shape_helpers as sh  # noqa: E402
 from s2s.rules.table import RULES, lookup  # noqa: E402
 
 CASES = op_cases.CASES
@@ -228,19 +230,19 @@ def _tuple_cases():
     wide = np.ascontiguousarray(tall.T)   # (fd.numeric_grad needs C-contiguous input)
     x = rng.standard_normal((4, 6))
     return [
-        ("slogdet", np.linalg.slogdet, a, lambda g, y: oh.slogdet_vjp(g, a), lambda t, y: oh.slogdet_tangent(t, a, y)),
-        ("eigh", np.linalg.eigh, s, lambda g, y: oh.eigh_vjp(g, s, y), lambda t, y: oh.eigh_tangent(t, s, y)),
-        ("eigh_upper", lambda m: np.linalg.eigh(m, UPLO="U"), s, lambda g, y: oh.eigh_vjp(g, s, y, "U"),
-         lambda t, y: oh.eigh_tangent(t, s, y, "U")),
-        ("qr", np.linalg.qr, tall, lambda g, y: oh.qr_vjp(g, tall, y), lambda t, y: oh.qr_tangent(t, tall, y)),
+        ("slogdet", np.linalg.slogdet, a, lambda g, y: lh.slogdet_vjp(g, a), lambda t, y: lh.slogdet_tangent(t, a, y)),
+        ("eigh", np.linalg.eigh, s, lambda g, y: lh.eigh_vjp(g, s, y), lambda t, y: lh.eigh_tangent(t, s, y)),
+        ("eigh_upper", lambda m: np.linalg.eigh(m, UPLO="U"), s, lambda g, y: lh.eigh_vjp(g, s, y, "U"),
+         lambda t, y: lh.eigh_tangent(t, s, y, "U")),
+        ("qr", np.linalg.qr, tall, lambda g, y: lh.qr_vjp(g, tall, y), lambda t, y: lh.qr_tangent(t, tall, y)),
         ("svd", lambda m: np.linalg.svd(m, full_matrices=False), tall,
-         lambda g, y: oh.svd_vjp(g, tall, y, False), lambda t, y: oh.svd_tangent(t, tall, y, False)),
+         lambda g, y: lh.svd_vjp(g, tall, y, False), lambda t, y: lh.svd_tangent(t, tall, y, False)),
         ("svd_wide", lambda m: np.linalg.svd(m, full_matrices=False), wide,
-         lambda g, y: oh.svd_vjp(g, wide, y, False), lambda t, y: oh.svd_tangent(t, wide, y, False)),
+         lambda g, y: lh.svd_vjp(g, wide, y, False), lambda t, y: lh.svd_tangent(t, wide, y, False)),
         ("split", lambda m: np.split(m, [1, 4], axis=1), x,
-         lambda g, y: oh.split_vjp(g, x, [1, 4], 1), lambda t, y: np.split(t, [1, 4], axis=1)),
+         lambda g, y: sh.split_vjp(g, x, [1, 4], 1), lambda t, y: np.split(t, [1, 4], axis=1)),
         ("array_split", lambda m: np.array_split(m, 4), x,
-         lambda g, y: oh.split_vjp(g, x, 4, 0), lambda t, y: np.array_split(t, 4)),
+         lambda g, y: sh.split_vjp(g, x, 4, 0), lambda t, y: np.array_split(t, 4)),
     ]
 
 
@@ -334,7 +336,7 @@ def test_non_differentiable_ops_and_constructors_are_nondiff():
 
 
 def test_methods_map_to_registered_ops():
-    from s2s.frontend.normalize import METHODS
+    from s2s.frontend.inlining import METHODS
     missing = [m for m, f in METHODS.items() if lookup(f) is None or
                not (lookup(f).nondiff or (lookup(f).adjoint and lookup(f).tangent))]
     assert not missing, f"methods without both rules: {missing}"
@@ -373,18 +375,23 @@ def test_every_rule_has_both_adjoint_and_tangent():
 
 
 def _public_helpers():
-    out = []
-    for n in sorted(dir(oh)):
-        f = getattr(oh, n)
-        if not n.startswith("_") and callable(f) and getattr(f, "__module__", "") == oh.__name__:
-            out.append(n)
+    """{name: function} of the public functions of the op helper modules (no name is in two)."""
+    import importlib
+    out = {}
+    for modname in OP_HELPER_MODULES:
+        mod = importlib.import_module(modname)
+        for n in sorted(dir(mod)):
+            f = getattr(mod, n)
+            if not n.startswith("_") and callable(f) and getattr(f, "__module__", "") == mod.__name__:
+                assert n not in out, f"op helper {n} defined in {out[n].__module__} and {modname}"
+                out[n] = f
     return out
 
 
-@pytest.mark.parametrize("helper", _public_helpers())
+@pytest.mark.parametrize("helper", sorted(_public_helpers()))
 def test_ophelper_has_rule_or_is_readable(helper):
     """Generated code calls these; transforming it again needs a rule or readable source."""
-    fn = getattr(oh, helper)
+    fn = _public_helpers()[helper]
     if lookup(fn) is not None:
         return
     from s2s.frontend.normalize import normalize

@@ -1,5 +1,5 @@
 """np.median / np.percentile / np.quantile, np.partition and np.linalg.eig / eigvals (issue 16):
-ops defined by other ops (s2s/rules/numpy_composite.py) with helpers in s2s/ophelpers.py.
+ops defined by other ops (s2s/rules/numpy_composite.py) with helpers in s2s/rules/reduction_helpers.py and linalg_helpers.py.
 
 - quantiles: NumPy's default 'linear' method, the reduced axes sorted, the two order statistics
   around q (n - 1) interpolated; closed forms of the gradient (one-hot at the middle for an odd
@@ -249,7 +249,7 @@ def eigvals_stack(a):
 def test_eig_values_match_eigh_on_symmetric_input():
     q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
     s = (q * np.array([1.0, 2.5, 4.5])) @ q.T
-    from s2s.ophelpers import eig_values, eig_vectors
+    from s2s.rules.linalg_helpers import eig_values, eig_vectors
     assert_close(np.sort(eig_values(s)), np.linalg.eigh(s)[0], rtol=1e-12, atol=1e-12, what="eigenvalues")
     v = eig_vectors(s)
     assert_close(np.sum(v * v, axis=0), np.ones(3), rtol=1e-14, atol=1e-14, what="unit eigenvectors")

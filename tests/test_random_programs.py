@@ -409,7 +409,7 @@ def test_regression_self_assignment_grad(workdir, fn, args):
 
 # an np.zeros array rebound (to an argument, an expression, `-=`) after its last write was refused as
 # "`out` may alias another array"; fixed: rebinding after the last write, outside the writes' loops,
-# keeps the writes' array fresh (s2s/transforms/reverse.py, fresh_arrays)
+# keeps the writes' array fresh (s2s/analysis/aliasing.py, fresh_arrays)
 @pytest.mark.parametrize("fn", [R.rebind_written_array, R.rebind_written_array_to_expression,
                                 R.augmented_assignment_to_written_array], ids=["argument", "expression", "-="])
 def test_regression_rebind_written_array(workdir, fn):
@@ -562,7 +562,7 @@ def test_regression_vmap_grad_early_return_after_write(workdir):
 
 
 # found by the 800-program soak (S2S_PROGRAMS_SEED=1): a refusal where the answer exists (never a
-# wrong answer); fixed by the flow-sensitive rebinding check (transforms/reverse.py, _rebound_between:
+# wrong answer); fixed by the flow-sensitive rebinding check (analysis/aliasing.py, _rebound_between:
 # `out` is rebuilt, unconditionally within the block a `continue` guards, before each write)
 def test_regression_array_rebuilt_after_continue_passed_to_helper(workdir):
     _fd_check(R.array_rebuilt_after_continue_passed_to_helper, (0.7,))

@@ -46,10 +46,10 @@ COUNTER = textwrap.dedent("""
 CASES_CHILD = COUNTER + textwrap.dedent("""
     import numpy as np
     sys.path.insert(0, {tests!r})
-    import s2s, s2s.api
+    import s2s, s2s.pipeline
     import warm_cases
     results = {{name: leaves(fn(*args)) for name, fn, args in warm_cases.cases(s2s)}}
-    print(json.dumps({{"compiles": compiles.top, "stats": s2s.api.STATS, "results": results}}))
+    print(json.dumps({{"compiles": compiles.top, "stats": s2s.pipeline.STATS, "results": results}}))
 """)
 
 QUICKSTART_CHILD = COUNTER + textwrap.dedent("""
@@ -57,8 +57,8 @@ QUICKSTART_CHILD = COUNTER + textwrap.dedent("""
     sys.argv = [{script!r}]
     start = time.perf_counter()
     runpy.run_path({script!r}, run_name="__main__")
-    import s2s.api
-    print(json.dumps({{"compiles": compiles.top, "stats": s2s.api.STATS, "seconds": time.perf_counter() - start}}))
+    import s2s.pipeline
+    print(json.dumps({{"compiles": compiles.top, "stats": s2s.pipeline.STATS, "seconds": time.perf_counter() - start}}))
 """)
 
 
@@ -99,13 +99,15 @@ def test_no_helper_numba_compiles_as_is_calls_itself():
     `jit(grad(f))` of `np.array([p[1], -p[0]])` died in array_vjp).  Helpers Numba compiles from
     their Python bodies (those without an overload) must not recurse; give them an overload."""
     import dis
+    import importlib
     import types
 
-    from s2s import ophelpers, runtime
+    from s2s import runtime
     from s2s.backends import numba_cpu
+    from s2s.frontend.namespace import OP_HELPER_MODULES
 
     recursive = []
-    for module in (ophelpers, runtime):
+    for module in (*map(importlib.import_module, OP_HELPER_MODULES), runtime):
         for attr, fn in vars(module).items():
             if isinstance(fn, types.FunctionType) and numba_cpu._jittable(fn):
                 calls_itself = any(ins.opname == "LOAD_GLOBAL" and ins.argval == attr

@@ -13,7 +13,8 @@ import gast
 
 from ..rules.table import lookup
 from .. import runtime as rt
-from ..frontend.normalize import walk_stmts as _stmts
+from .. import runtime_batching as rtb
+from ..frontend.ast_build import walk_stmts as _stmts
 from ..frontend.nodes import iter_nodes
 
 
@@ -62,7 +63,7 @@ def varied(body: list, wrt: list[str]) -> set[str]:
 
 # Calls made as statements that write into their first argument (the vmapped forms of
 # `x[i] += v` and `x[i] = v` included): what flows into the other arguments flows into it.
-WRITES_FIRST_ARGUMENT = (rt.push, rt.add_at, rt.badd_at, rt.bsetitem)
+WRITES_FIRST_ARGUMENT = (rt.push, rt.add_at, rtb.badd_at, rtb.bsetitem)
 
 
 def _edges(body: list) -> list[tuple[str, str]]:

@@ -24,7 +24,7 @@ import gast
 import numpy as np
 
 from ..frontend.nodes import iter_nodes, names_in
-from ..frontend.normalize import walk_stmts as _stmts
+from ..frontend.ast_build import walk_stmts as _stmts
 
 
 def _stores(node) -> set[str]:

@@ -25,8 +25,10 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
+from .. import runtime_fused as rtf
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import Namer, assign, call_named, const, copy_loc, name, namer_for
+from ..frontend.ast_build import Namer, assign, call_named, const, copy_loc, name, namer_for
 from . import memory, numba_cache, numba_lower, numba_numpy, vecmath  # noqa: F401 - importing registers the Numba overloads
 from ..frontend.nodes import clone, iter_nodes
 
@@ -72,17 +74,20 @@ numba_lower.set_helper_compiler(_jitted_helper)
 
 
 def _jittable(value) -> bool:
-    from .. import ophelpers
+    from ..frontend.namespace import OP_HELPER_MODULES
     return (callable(value) and not isinstance(value, type) and hasattr(value, "__code__")
-            and getattr(value, "__module__", "") in (ophelpers.__name__, rt.__name__)
+            and getattr(value, "__module__", "") in (*OP_HELPER_MODULES, rt.__name__, rtb.__name__, rtf.__name__)
             and id(value) not in numba_lower.OVERLOADED)
 
 
 def helper_functions(ops_only: bool = False) -> frozenset:
     """s2s's runtime and op helpers (ops_only: op helpers only): compiled code calls them (their
     overloads, or njit of their plain-NumPy bodies) instead of inlining them."""
-    from .. import ophelpers
-    return frozenset(v for m in ((ophelpers,) if ops_only else (ophelpers, rt)) for v in vars(m).values()
+    import importlib
+
+    from ..frontend.namespace import OP_HELPER_MODULES
+    ops = tuple(importlib.import_module(name) for name in OP_HELPER_MODULES)
+    return frozenset(v for m in (ops if ops_only else (*ops, rt, rtb, rtf)) for v in vars(m).values()
                      if isinstance(v, pytypes.FunctionType) and v.__module__ == m.__name__)
 
 
@@ -196,7 +201,7 @@ class _Lower(gast.NodeTransformer):
     # ----- per-example loops (vmap): bmap and per_example as explicit loops ------------------
     def visit_Assign(self, node):
         value = node.value
-        if isinstance(value, gast.Call) and isinstance(node.targets[0], gast.Name) and self.resolve(value) is rt.bmap:
+        if isinstance(value, gast.Call) and isinstance(node.targets[0], gast.Name) and self.resolve(value) is rtb.bmap:
             loop = self.bmap_loop(node.targets[0].id, value, node)
             if loop is not None:
                 return self.visit_block(loop)
@@ -221,7 +226,7 @@ class _Lower(gast.NodeTransformer):
 
     def visit_Return(self, node):
         value = node.value
-        if isinstance(value, gast.Call) and self.resolve(value) is rt.per_example:
+        if isinstance(value, gast.Call) and self.resolve(value) is rtb.per_example:
             loop = self.per_example_loop(value, node)
             if loop is not None:
                 return self.visit_block(loop)
@@ -265,7 +270,7 @@ class _Lower(gast.NodeTransformer):
         else:
             return None
         fn = resolve_call(gast.Call(func=fn_node, args=[], keywords=[]), self.namespace)
-        from ..transforms.batching import _getitem
+        from ..transforms.batching_ops import _getitem
 
         def example(b):
             ex = [gast.Subscript(clone(a), clone(b), gast.Load()) if f.value else clone(a)

@@ -17,7 +17,6 @@ before numba.cuda is imported (tests/cuda runs in its own pytest process).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import gast
 import numpy as np
@@ -26,7 +25,7 @@ from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..codegen import emit
 from ..errors import TransformError
-from ..frontend.normalize import name
+from ..frontend.ast_build import name
 from ..frontend.nodes import clone, iter_nodes
 
 # np ufunc -> the math function a device function calls on scalars
@@ -146,39 +145,10 @@ class CudaFunction:
         return results[0] if self.nout == 1 else tuple(results)
 
 
-def build(jitted, nargs: int) -> Any:
-    """Generate and compile the CUDA version of `jitted.fun` for calls with `nargs` arguments."""
-    from .. import api
-    fun = jitted.fun
-    if isinstance(fun, api.Batched):
-        in_axes = fun._axes_for(nargs)
-        if any(ax not in (0, None) for ax in in_axes):
-            raise TransformError("the CUDA target maps batch axis 0 to the grid; move the batch axis first")
-        example = fun.fun
-        reduce_sum = False
-    else:
-        if isinstance(fun, api.Transformed):
-            raise TransformError(
-                f"jit({fun!r}, target='cuda'): a derivative on the GPU runs one example per thread; "
-                f"say which axis is the batch",
-                hint="use s2s.jit(s2s.vmap(s2s.grad(f)), target='cuda')")
-        in_axes = (0,) * nargs    # an elementwise function: one element per thread
-        example = fun
-        reduce_sum = None          # decided from the source
-    grad_via_jvp = None
-    if isinstance(example, api.Transformed):
-        if isinstance(example.fun, (api.Transformed, api.Batched)):
-            raise TransformError("the CUDA target supports one level of transform")
-        if example.transform == "grad" and not example.has_aux:
-            # Per thread every argument is a scalar: the gradient is forward mode with unit
-            # tangents, which needs no tape (loops and branches just run forward).
-            gen = api._build(api.source_function(example.fun), "jvp", example.argnums, True, False)
-            grad_via_jvp = example
-        else:
-            gen = api._build(api.source_function(example.fun), example.transform, example.argnums,
-                             example.tuple_out, example.has_aux, (("tapes", "per_variable"),))
-    else:
-        gen = api._build(api.source_function(example), "primal", (), False, False)
+def build(gen, in_axes: tuple, reduce_sum: bool | None, grad_via_jvp=None) -> emit.Generated:
+    """Compile `gen` (the per-example generated code: a primal, a transform, or for a gradient the
+    jvp, with `grad_via_jvp` the grad object it stands for) as a CUDA kernel mapping `in_axes`;
+    reduce_sum None: decided from the source (an elementwise function summed at the end)."""
     from ..frontend.parse import parse_function
     parsed = parse_function(gen.fn)
     fdef = parsed.node
@@ -252,4 +222,4 @@ def build(jitted, nargs: int) -> Any:
         glb[entry_device] = cuda.jit(device=True)(glb[entry_device])
     kernel = cuda.jit(glb[f"{fdef.name}_kernel"])
     fn = CudaFunction(device_src, kernel_src, path, kernel, nout, reduce_sum, tuple(in_axes), gen.origin)
-    return api.Generated(fn, text, path, gen.origin)
+    return emit.Generated(fn, text, path, gen.origin)

@@ -16,6 +16,8 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import List
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
+from .. import runtime_fused as rtf
 
 
 OVERLOADED: set[int] = set()
@@ -656,7 +658,7 @@ def _basic_index_type(index) -> bool:
     return all(isinstance(p, (types.Integer, types.SliceType, types.NoneType)) for p in parts)
 
 
-@overload(rt.badd_at, prefer_literal=True)
+@overload(rtb.badd_at, prefer_literal=True)
 def _badd_at(a, index, v, ab, vb, size):
     """add_at per example (vmapped `x[i] += v`): a is batched; v batched when vb."""
     if not _is_array(a) or not isinstance(vb, types.BooleanLiteral):
@@ -811,11 +813,14 @@ def _np_ndim(a):
     return lambda a: n
 
 
-# ----- op helpers (s2s.ophelpers) whose plain-Python bodies use dynamic tuples ---------------
-from .. import ophelpers as oh  # noqa: E402
+# ----- op helpers (s2s/rules/*_helpers.py) whose plain-Python bodies use dynamic tuples -------
+from ..rules import fft_helpers as fh  # noqa: E402
+from ..rules import products_helpers as ph  # noqa: E402
+from ..rules import reduction_helpers as rh  # noqa: E402
+from ..rules import shape_helpers as sh  # noqa: E402
 
 
-@overload(oh.cotangent_kind)
+@overload(fh.cotangent_kind)
 def _cotangent_kind(v, like):
     if _is_complex(v) and not _is_complex(like):
         return lambda v, like: np.real(v)
@@ -824,7 +829,7 @@ def _cotangent_kind(v, like):
     return lambda v, like: v
 
 
-@overload(oh.dot_vjp_any_a)
+@overload(ph.dot_vjp_any_a)
 def _dot_vjp_any_a(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda g, a, b: rt.unbroadcast(g * b, a)
@@ -833,7 +838,7 @@ def _dot_vjp_any_a(g, a, b):
     return None
 
 
-@overload(oh.dot_vjp_any_b)
+@overload(ph.dot_vjp_any_b)
 def _dot_vjp_any_b(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda g, a, b: rt.unbroadcast(g * a, b)
@@ -863,7 +868,7 @@ def _array_vjp_source(obj, g: str, o: str, depth: int) -> list[str]:
     return lines
 
 
-@overload(oh.array_vjp)
+@overload(sh.array_vjp)
 def _array_vjp(g, obj):
     if not isinstance(obj, (types.List, types.BaseTuple)):
         return lambda g, obj: g
@@ -873,7 +878,7 @@ def _array_vjp(g, obj):
     return _impl_from_source("def impl(g, obj):\n" + "".join("    " + ln + "\n" for ln in body) + "    return out0\n")
 
 
-@overload(oh.linspace_weights)
+@overload(sh.linspace_weights)
 def _linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
     if not _is_array(y) or y.ndim != 1:
         return None          # a linspace of arrays: no compiled version (the error says so)
@@ -886,7 +891,7 @@ def _linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
     return impl
 
 
-@overload(oh.prod_except)
+@overload(rh.prod_except)
 def _prod_except(x, axis=None):
     if not _is_array(x) or x.ndim == 0:
         return lambda x, axis=None: 1.0
@@ -920,7 +925,7 @@ def _prod_except(x, axis=None):
     return impl
 
 
-@overload(rt.balign)
+@overload(rtb.balign)
 def _balign(x, peers, flags):
     # static: ranks and flags are known when Numba types the call
     if not _is_array(x):
@@ -945,7 +950,7 @@ def _balign(x, peers, flags):
     return lambda x, peers, flags: np.ascontiguousarray(x).reshape((x.shape[0],) + ones + x.shape[1:])
 
 
-@overload(rt.batch_size)
+@overload(rtb.batch_size)
 def _batch_size(args, axes, names, axis_size=None):
     # the batched positions are those whose axis is not None (a tuple of constants loses its
     # literal values in Numba's typing: the axes themselves are read at run time)
@@ -961,7 +966,7 @@ def _batch_size(args, axes, names, axis_size=None):
     return _impl_from_source(src)
 
 
-@overload(rt.baxis)
+@overload(rtb.baxis)
 def _baxis(axis, x):
     nd = (x.ndim - 1) if _is_array(x) else 0
     if _is_none(axis):
@@ -983,7 +988,7 @@ def _baxis(axis, x):
     return None
 
 
-@overload(rt.btranspose)
+@overload(rtb.btranspose)
 def _btranspose(x, axes=None):
     if not _is_array(x) or x.ndim < 1:
         return None
@@ -1003,7 +1008,7 @@ def _btranspose(x, axes=None):
     return None
 
 
-@overload(rt.breshape)
+@overload(rtb.breshape)
 def _breshape(x, shape):
     if not _is_array(x):
         return None
@@ -1019,7 +1024,7 @@ def _basic_index_part(t) -> bool:
         and not isinstance(t, types.Boolean)
 
 
-@overload(rt.bgetitem)
+@overload(rtb.bgetitem)
 def _bgetitem(x, index, xb):
     flag = getattr(xb, "literal_value", None)
     if flag is None:
@@ -1048,12 +1053,12 @@ def _bgetitem(x, index, xb):
     return per_example
 
 
-@overload(rt.bseed)
+@overload(rtb.bseed)
 def _bseed(y):
     return lambda y: 1.0
 
 
-@overload(rt.bmatmul)
+@overload(rtb.bmatmul)
 def _bmatmul(a, b, ab, bb):
     fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
     if fa is None or fb is None or not (_is_array(a) and _is_array(b)):
@@ -1139,7 +1144,7 @@ def _bmatmul_per_example(a, b, fa, fb, pa, pb):
     return _impl_from_source(src, {"np": np, "dtype": dtype, "_example_matmul": _example_matmul})
 
 
-@overload(rt.bdot)
+@overload(rtb.bdot)
 def _bdot(a, b, ab, bb):
     """Per-example np.dot of vectors/matrices is the per-example matmul; a scalar side multiplies."""
     fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
@@ -1150,20 +1155,20 @@ def _bdot(a, b, ab, bb):
     if pa >= 1 and pb >= 1:
         if pb > 2:       # np.dot of a stack of matrices is not matmul's product
             return None
-        return lambda a, b, ab, bb: rt.bmatmul(a, b, ab, bb)
+        return lambda a, b, ab, bb: rtb.bmatmul(a, b, ab, bb)
     if pa == 0 or pb == 0:
         # the flags are constants: align at typing time (a conditional expression would have to
         # unify an aligned array with the unaligned one)
         src = "def impl(a, b, ab, bb):\n    return %s * %s\n" % (
-            "rt.balign(a, (b,), (bb,))" if fa else "a", "rt.balign(b, (a,), (ab,))" if fb else "b")
-        return _impl_from_source(src, {"rt": rt})
+            "rtb.balign(a, (b,), (bb,))" if fa else "a", "rtb.balign(b, (a,), (ab,))" if fb else "b")
+        return _impl_from_source(src, {"rtb": rtb})
     return None
 
 
-@overload(rt.bunbroadcast)
+@overload(rtb.bunbroadcast)
 def _bunbroadcast(g, x, gb, xb):
     if _is_complex(g) and not _is_complex(x):
-        return lambda g, x, gb, xb: rt.bunbroadcast(np.real(g), x, gb, xb)
+        return lambda g, x, gb, xb: rtb.bunbroadcast(np.real(g), x, gb, xb)
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
     if fg is None or fx is None:
         return None
@@ -1172,7 +1177,7 @@ def _bunbroadcast(g, x, gb, xb):
             return lambda g, x, gb, xb: rt.unbroadcast(g, x)
         if not _is_array(x):
             return None
-        return lambda g, x, gb, xb: rt.bexpand(rt.unbroadcast(g, x[0]), x.shape[0])
+        return lambda g, x, gb, xb: rtb.bexpand(rt.unbroadcast(g, x[0]), x.shape[0])
     if not _is_array(g):
         return lambda g, x, gb, xb: g
     xr = (x.ndim - (1 if fx else 0)) if _is_array(x) else 0
@@ -1249,7 +1254,7 @@ def _bexpand_reduced_axes(g, x, axis, keepdims, fg, fx):
     return _impl_from_source("\n".join(lines) + "\n", {"np": np})
 
 
-@overload(rt.bexpand_reduced)
+@overload(rtb.bexpand_reduced)
 def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
     """The cotangent of a full reduction per example (axis None): each example's value g[b]
     (or the shared g) fills that example's shape. Other axes: no Numba version (the generic
@@ -1292,7 +1297,7 @@ def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
     return fill_shared
 
 
-@overload(rt.bexpand)
+@overload(rtb.bexpand)
 def _bexpand(x, size):
     if _is_array(x):
         return lambda x, size: np.ascontiguousarray(np.broadcast_to(x, (size,) + x.shape))
@@ -1363,8 +1368,8 @@ def _bmatmul_vjp_lower(side):
     return lower
 
 
-overload(rt.bmatmul_vjp_a)(_bmatmul_vjp_lower("a"))
-overload(rt.bmatmul_vjp_b)(_bmatmul_vjp_lower("b"))
+overload(rtb.bmatmul_vjp_a)(_bmatmul_vjp_lower("a"))
+overload(rtb.bmatmul_vjp_b)(_bmatmul_vjp_lower("b"))
 
 
 # ----- per-example loops: bmap and per_example, as numba_cpu lowers them --------------------
@@ -1581,7 +1586,7 @@ def _array_positions(tup):
     return [k for k, t in enumerate(getattr(tup, "types", ())) if _is_array(t) and t.ndim > 0]
 
 
-@overload(rt.fused_size)
+@overload(rtf.fused_size)
 def _fused_size(arrays, summed=()):
     pos = _array_positions(arrays)
     groups = getattr(summed, "types", ())
@@ -1615,11 +1620,11 @@ def _fused_alloc(make):
     return typer
 
 
-overload(rt.fused_empty)(_fused_alloc(np.empty))
-overload(rt.fused_zeros)(_fused_alloc(np.zeros))
+overload(rtf.fused_empty)(_fused_alloc(np.empty))
+overload(rtf.fused_zeros)(_fused_alloc(np.zeros))
 
 
-@overload(rt.fused_grid)
+@overload(rtf.fused_grid)
 def _fused_grid(full, trail):
     fpos, tpos = _array_positions(full), _array_positions(trail)
     zero_d = any(_is_array(t) and t.ndim == 0 for t in tuple(full.types) + tuple(trail.types))
@@ -1641,7 +1646,7 @@ def _fused_grid(full, trail):
     return _impl_from_source(src)
 
 
-@overload(rt.flat_view, inline="always")
+@overload(rtf.flat_view, inline="always")
 def _flat_view(x):
     if _is_array(x) and x.ndim == 0:
         return lambda x: x[()]
@@ -1654,16 +1659,16 @@ def _flat_view(x):
     return lambda x: x
 
 
-@overload(rt.fused_out_view, inline="always")
+@overload(rtf.fused_out_view, inline="always")
 def _fused_out_view(x):
     if _is_array(x):
         return _flat_view(x)
     if isinstance(x, types.Number):
-        return lambda x: np.empty(1)      # a number output: its loop never runs (rt.fused_out_view)
+        return lambda x: np.empty(1)      # a number output: its loop never runs (rtf.fused_out_view)
     return None
 
 
-@overload(rt.elem)
+@overload(rtf.elem)
 def _elem(xf, i):
     if _is_array(xf):
         return lambda xf, i: xf[i]
@@ -1676,7 +1681,7 @@ def _rows_flags(ab, bb):
     return (None, None) if fa is None or fb is None else (bool(fa), bool(fb))
 
 
-@overload(rt.rows_size)
+@overload(rtf.rows_size)
 def _rows_size(a, b, ab, bb, others):
     fa, fb = _rows_flags(ab, bb)
     if fa is None or not (fa or fb) or not (_is_array(a) and _is_array(b)):
@@ -1696,7 +1701,7 @@ def _rows_size(a, b, ab, bb, others):
     return _impl_from_source(src)
 
 
-@overload(rt.rows_empty)
+@overload(rtf.rows_empty)
 def _rows_empty(a, b, ab, bb):
     fa, fb = _rows_flags(ab, bb)
     if fa is None or not (_is_array(a) and _is_array(b)):
@@ -1708,7 +1713,7 @@ def _rows_empty(a, b, ab, bb):
     return lambda a, b, ab, bb: np.empty(b.shape[0], dtype=dtype)
 
 
-@overload(rt.rows_outer_empty)
+@overload(rtf.rows_outer_empty)
 def _rows_outer_empty(a, b, ab, bb):
     fa, fb = _rows_flags(ab, bb)
     if fa is None or not (_is_array(a) and _is_array(b)):
@@ -1719,7 +1724,7 @@ def _rows_outer_empty(a, b, ab, bb):
 
 
 # the dot product may sum in any order (as BLAS does): that is what lets LLVM vectorize it
-@overload(rt.row_dot, jit_options={"fastmath": {"reassoc", "nsz", "contract"}})
+@overload(rtf.row_dot, jit_options={"fastmath": {"reassoc", "nsz", "contract"}})
 def _row_dot(a, b, i, ab, bb):
     fa, fb = _rows_flags(ab, bb)
     if fa is None or not (_is_array(a) and _is_array(b)):
@@ -1730,7 +1735,7 @@ def _row_dot(a, b, i, ab, bb):
     return _impl_from_source(src)
 
 
-@overload(rt.row_times, inline="always")
+@overload(rtf.row_times, inline="always")
 def _row_times(out, i, c, v, vb):
     fv = getattr(vb, "literal_value", None)
     if fv is None or not _is_array(v):

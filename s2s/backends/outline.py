@@ -32,7 +32,7 @@ from __future__ import annotations
 import gast
 
 from ..frontend.nodes import clone, iter_nodes
-from ..frontend.normalize import Namer
+from ..frontend.ast_build import Namer
 
 MIN_REGIONS = 6          # fewer fused regions than this: the loops stay inline
 _SIZE_HELPERS = ("fused_size", "fused_grid", "rows_size")

@@ -9,13 +9,14 @@ with the user's source line it came from.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import linecache
 import os
 import re
 import tempfile
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import gast
 
@@ -338,3 +339,12 @@ def _fingerprint(value: Any) -> str | None:
         text = "(" + ", ".join(parts) + ")"
         return text if len(text) <= 80 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    fn: Callable          # the compiled generated function
+    source: str           # the whole generated module text
+    path: str             # where it lives on disk
+    origin: str           # "file:line (qualname)" of the source function
+    reads: tuple = ()     # the globals, closure cells and helpers it was built from (frontend.reads)

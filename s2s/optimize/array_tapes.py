@@ -25,7 +25,7 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.nodes import iter_nodes, names_in
-from ..frontend.normalize import assign, const, copy_loc, name
+from ..frontend.ast_build import assign, const, copy_loc, name
 
 _DTYPES = {"f": "float64", "i": "int64", "b": "bool_"}
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import gast
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
 from ..frontend.nodes import iter_nodes, names_in
-from ..frontend.normalize import walk_stmts as _all_stmts
+from ..frontend.ast_build import walk_stmts as _all_stmts
 
-_EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(rt.bseed), id(rt.batch_size),
+_EFFECTFUL = {id(rt.pop), id(rt.push), id(rt.add_at), id(rt.seed_cotangent), id(rtb.bseed), id(rtb.batch_size),
               id(print)}
 
 

@@ -26,11 +26,12 @@ import math
 import gast
 import numpy as np
 
-from .. import ophelpers
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import const
+from ..frontend.ast_build import const
 from ..frontend.nodes import iter_nodes
+from ..rules.elementwise_helpers import nan_max_share, tie_share
+from ..rules.products_helpers import dot_vjp_any_a, dot_vjp_any_b
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,
 # None unknown. UNKNOWN is the top of the lattice, BOTTOM "no assignment seen yet".
@@ -306,7 +307,7 @@ class _Facts:
             return (0, "f")
         if fn is rt.reduced_size:
             return (0, "i")
-        if fn in (ophelpers.tie_share, ophelpers.nan_max_share, rt.tie_weight) and len(args) == 2:
+        if fn in (tie_share, nan_max_share, rt.tie_weight) and len(args) == 2:
             fact = self.elementwise(args)     # weights of the broadcast shape
             return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], "f")
         if node.keywords:
@@ -378,8 +379,8 @@ class _Rewrite(gast.NodeTransformer):
                                 args=[node.args[0]], keywords=[])
                 new.s2s_fn = np.sum
                 return new
-        if fn in (ophelpers.dot_vjp_any_a, ophelpers.dot_vjp_any_b) and len(node.args) == 3 and not node.keywords:
-            new = self.dot_cotangent(node, fn is ophelpers.dot_vjp_any_a)
+        if fn in (dot_vjp_any_a, dot_vjp_any_b) and len(node.args) == 3 and not node.keywords:
+            new = self.dot_cotangent(node, fn is dot_vjp_any_a)
             if new is not None:
                 return new
         if fn is rt.seed_cotangent and len(node.args) == 1:

@@ -21,7 +21,7 @@ import gast
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.nodes import clone, iter_nodes, names_in
-from ..frontend.normalize import Namer, assign, copy_loc, name
+from ..frontend.ast_build import Namer, assign, copy_loc, name
 
 
 def _tape_of(stmt, fn) -> str | None:

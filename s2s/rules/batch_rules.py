@@ -16,8 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import ophelpers as oh
 from .. import runtime as rt
+from .. import runtime_batching as rtb
+from . import elementwise_helpers as eh
+from . import fft_helpers as fh
+from . import products_helpers as ph
+from . import reduction_helpers as rh
+from . import shape_helpers as sh
 
 _KINDS: dict[int, str] = {}
 _KEEP: list = []
@@ -38,35 +43,35 @@ def batch_kind(fn: Any) -> str | None:
     return None
 
 
-set_kind("elementwise", np.where, np.clip, builtins.abs, rt.tie_weight, np.real, np.imag, np.angle, oh.angle_slope,
-         oh.abs_slope)
+set_kind("elementwise", np.where, np.clip, builtins.abs, rt.tie_weight, np.real, np.imag, np.angle, fh.angle_slope,
+         eh.abs_slope)
 set_kind("reduce", np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, np.any, np.all,
          np.argmax, np.argmin, np.std, np.var)
 set_kind("matmul", np.matmul, np.dot)
 set_kind("shape_query", np.shape, np.ndim, np.size, builtins.len)
 set_kind("same", np.copy, np.asarray, rt.zeros_like, np.zeros_like, np.ones_like, rt.stop_gradient, rt.astype,
-         rt.copy_value, oh.cotangent_kind)
+         rt.copy_value, fh.cotangent_kind)
 set_kind("seed", rt.seed_cotangent)
 set_kind("unbroadcast", rt.unbroadcast)
 set_kind("broadcast_like", rt.broadcast_like)
 set_kind("expand_reduced", rt.expand_reduced)
 set_kind("reduced_size", rt.reduced_size)
 # Functions of shapes only: evaluated on the first example (same for all).
-set_kind("shape_fn", rt.batch_size, rt.baxis, rt.ex_ndim, rt.reduced_size, rt.breduced_size, rt.bshape, rt.bsize,
-         rt.blen, rt.inverse_axes, rt.fft_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank,
+set_kind("shape_fn", rtb.batch_size, rtb.baxis, rtb.ex_ndim, rt.reduced_size, rtb.breduced_size, rtb.bshape, rtb.bsize,
+         rtb.blen, rt.inverse_axes, rt.fft_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank,
          rt.check_array_output, rt.check_unset, rt.check_unshared)
 # Adjoint plans read only their operands' shapes: one plan serves every example (a per-example loop
 # would stack their tuples of parts of different shapes as one array, and fail).
-set_kind("shape_fn", oh.einsum_plan, oh.kron_plan, oh.tile_plan)
-set_kind("shape_fn", oh.kept_shape, oh.reduce_perm, oh.reduce_flat_shape)   # np.quantile's (numpy_composite.py)
+set_kind("shape_fn", ph.einsum_plan, ph.kron_plan, sh.tile_plan)
+set_kind("shape_fn", rh.kept_shape, rh.reduce_perm, rh.reduce_flat_shape)   # np.quantile's (numpy_composite.py)
 # np.linalg.norm's derivative picks its formula from ord, axis and the operand's rank (per example):
 # batched as values, its branches would all run on every example
-set_kind("shape_fn", oh.norm_kind, oh.norm_matrix_axes, oh.norm_expand_shape)
+set_kind("shape_fn", rh.norm_kind, rh.norm_matrix_axes, rh.norm_expand_shape)
 # Axes, masks and plans computed from shapes and constant arguments only
-set_kind("shape_fn", oh.sorted_axes_pair, oh.axes_pair, oh.diag_mask, oh.diag_embedding, oh.tensordot_axes,
-         oh.tensordot_vjp_plan, oh.dot_axes, oh.inner_axes, oh.cross_plan, oh.diff_plan, oh.diff_part_shape,
-         oh.diff_part_range, oh.diff_part_pad, oh.pad_width_along, oh.pad_index_map, oh.pad_border_mask,
-         oh.split_plan, oh.irfft_weights)
+set_kind("shape_fn", ph.sorted_axes_pair, ph.axes_pair, ph.diag_mask, ph.diag_embedding, ph.tensordot_axes,
+         ph.tensordot_vjp_plan, ph.dot_axes, ph.inner_axes, ph.cross_plan, sh.diff_plan, sh.diff_part_shape,
+         sh.diff_part_range, sh.diff_part_pad, sh.pad_width_along, sh.pad_index_map, sh.pad_border_mask,
+         sh.split_plan, fh.irfft_weights)
 set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
          np.reshape, np.transpose, np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft)
 set_kind("matmul_vjp_a", rt.matmul_vjp_a)

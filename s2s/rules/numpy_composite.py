@@ -15,8 +15,9 @@ import operator
 
 import numpy as np
 
-from ..ophelpers import eig_values, eig_vectors, kept_shape, quantile_weights, reduce_flat_shape, reduce_perm
 from ..runtime import check_rank, check_unset
+from .linalg_helpers import eig_values, eig_vectors
+from .reduction_helpers import kept_shape, quantile_weights, reduce_flat_shape, reduce_perm
 from .registry import adjoint, nondiff, register_composite, tangent
 
 

@@ -8,13 +8,14 @@ shape (and broadcasts a tangent to the result's shape), so the rules stay pure
 maths.  Tangents are sums of terms, each linear in one t[...].
 """
 # The templates are parsed, never called; names in them refer to the generated
-# module's namespace (np, math and the public names of s2s.runtime / s2s.ophelpers).
+# module's namespace (np, math and the public names of s2s.runtime and of the op
+# helper modules, s2s/rules/*_helpers.py).
 import builtins
 import math
 
 import numpy as np
 
-from .. import ophelpers as oh
+from . import elementwise_helpers as eh
 from .registry import adjoint, nondiff, tangent
 
 
@@ -509,12 +510,12 @@ def absolute_any_(y, x):
     t[y] = cotangent_kind(abs_slope(x) * t[x], y)
 
 
-@adjoint(oh.abs_slope, "abs_slope")
+@adjoint(eh.abs_slope, "abs_slope")
 def abs_slope(y, x):
     d[x] = abs_slope_vjp(d[y], x)
 
 
-@tangent(oh.abs_slope)
+@tangent(eh.abs_slope)
 def abs_slope_(y, x):
     t[y] = abs_slope_tangent(x, t[x])
 
@@ -600,7 +601,7 @@ for _fn in (builtins.round, math.floor, math.ceil, math.trunc, math.isnan, math.
             math.isclose):
     nondiff(_fn, ("math." if _fn is not builtins.round else "") + _fn.__name__)
 
-# Helpers of s2s.ophelpers used above: masks and shares (derivative zero almost everywhere).
-for _fn in (oh.tie_share, oh.nan_max_share, oh.clip_share):
+# Helpers of elementwise_helpers.py used above: masks and shares (derivative zero almost everywhere).
+for _fn in (eh.tie_share, eh.nan_max_share, eh.clip_share):
     nondiff(_fn, _fn.__name__)
 # sinc_derivative and safe_log are readable helpers (s2s differentiates through them).

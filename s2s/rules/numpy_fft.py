@@ -7,14 +7,14 @@ cotangent is the real part of what reaches it (`cotangent_kind`, and `unbroadcas
 ops), and the ops below that are not holomorphic say what their transpose is.
 
 The one-axis transforms (fft, ifft, rfft, irfft, with n=, axis= and norm=) are linear: each
-tangent is the transform of the tangent, each adjoint a transform of the cotangent (ophelpers'
+tangent is the transform of the tangent, each adjoint a transform of the cotangent (fft_helpers'
 fft_vjp & co.).  The n-dimensional ones are those applied axis by axis (composites, so their
 rules follow).  Under jit, Numba compiles np.fft through rocket-fft.
 """
 import numpy as np
 
-from ..ophelpers import cotangent_kind, fit_axis, irfft_weights
 from ..runtime import check_unset, fft_axes
+from .fft_helpers import cotangent_kind, fit_axis, irfft_weights
 from .registry import adjoint, nondiff, refuse, register_composite, tangent
 
 nondiff(irfft_weights, "irfft_weights")

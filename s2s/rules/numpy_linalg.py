@@ -1,7 +1,7 @@
 """Linear algebra: products, contractions, traces, diagonals and np.linalg.
 
 Adjoint (d[x]) and tangent (t[x]) templates side by side; the shape
-bookkeeping lives in s2s.ophelpers.
+bookkeeping lives in linalg_helpers.py and products_helpers.py.
 
 Tuple-valued ops (np.linalg.slogdet, eigh, qr, and svd with compute_uv=True)
 have templates written against the unpacked result: `y[k]` is the k-th output
@@ -12,7 +12,8 @@ cotangent of the (named)tuple result is a list (runtime.zeros_like), which
 """
 import numpy as np
 
-from .. import ophelpers as oh
+from . import linalg_helpers as lh
+from . import products_helpers as ph
 from .registry import adjoint, nondiff, register, tangent
 
 
@@ -109,46 +110,46 @@ def kron_(y, a, b):
 
 # The products' cotangents are bilinear in (g, the other operand) and read their own operand's
 # shape only: their derivatives are the products and cotangents again (no plan is differentiated).
-@adjoint(oh.kron_vjp_a, "kron_vjp_a", shape_only=("a",))
+@adjoint(ph.kron_vjp_a, "kron_vjp_a", shape_only=("a",))
 def kron_vjp_a_rule(y, g, a, b):
     d[g] = np.kron(d[y], b)
     d[b] = kron_vjp_b(g, d[y], b)
 
 
-@tangent(oh.kron_vjp_a, shape_only=("a",))
+@tangent(ph.kron_vjp_a, shape_only=("a",))
 def kron_vjp_a_rule_(y, g, a, b):
     t[y] = kron_vjp_a(t[g], a, b) + kron_vjp_a(g, a, t[b])
 
 
-@adjoint(oh.kron_vjp_b, "kron_vjp_b", shape_only=("b",))
+@adjoint(ph.kron_vjp_b, "kron_vjp_b", shape_only=("b",))
 def kron_vjp_b_rule(y, g, a, b):
     d[g] = np.kron(a, d[y])
     d[a] = kron_vjp_a(g, a, d[y])
 
 
-@tangent(oh.kron_vjp_b, shape_only=("b",))
+@tangent(ph.kron_vjp_b, shape_only=("b",))
 def kron_vjp_b_rule_(y, g, a, b):
     t[y] = kron_vjp_b(t[g], a, b) + kron_vjp_b(g, t[a], b)
 
 
-@adjoint(oh.tensordot_vjp_a, "tensordot_vjp_a", shape_only=("a", "axes"))
+@adjoint(ph.tensordot_vjp_a, "tensordot_vjp_a", shape_only=("a", "axes"))
 def tensordot_vjp_a_rule(y, g, a, b, axes=2):
     d[g] = np.tensordot(d[y], b, axes=axes)
     d[b] = tensordot_vjp_b(g, d[y], b, axes)
 
 
-@tangent(oh.tensordot_vjp_a, shape_only=("a", "axes"))
+@tangent(ph.tensordot_vjp_a, shape_only=("a", "axes"))
 def tensordot_vjp_a_rule_(y, g, a, b, axes=2):
     t[y] = tensordot_vjp_a(t[g], a, b, axes) + tensordot_vjp_a(g, a, t[b], axes)
 
 
-@adjoint(oh.tensordot_vjp_b, "tensordot_vjp_b", shape_only=("b", "axes"))
+@adjoint(ph.tensordot_vjp_b, "tensordot_vjp_b", shape_only=("b", "axes"))
 def tensordot_vjp_b_rule(y, g, a, b, axes=2):
     d[g] = np.tensordot(a, d[y], axes=axes)
     d[a] = tensordot_vjp_a(g, a, d[y], axes)
 
 
-@tangent(oh.tensordot_vjp_b, shape_only=("b", "axes"))
+@tangent(ph.tensordot_vjp_b, shape_only=("b", "axes"))
 def tensordot_vjp_b_rule_(y, g, a, b, axes=2):
     t[y] = tensordot_vjp_b(t[g], a, b, axes) + tensordot_vjp_b(g, t[a], b, axes)
 
@@ -185,22 +186,22 @@ def diagonal_(y, a, offset=0, axis1=0, axis2=1):
 
 
 # trace_vjp and diagonal_vjp put g on a diagonal: linear in g, transposed by trace / diagonal.
-@adjoint(oh.trace_vjp, "trace_vjp", shape_only=("a", "offset", "axis1", "axis2"))
+@adjoint(ph.trace_vjp, "trace_vjp", shape_only=("a", "offset", "axis1", "axis2"))
 def trace_vjp_rule(y, g, a, offset=0, axis1=0, axis2=1):
     d[g] = np.trace(d[y], offset, axis1, axis2)
 
 
-@tangent(oh.trace_vjp, shape_only=("a", "offset", "axis1", "axis2"))
+@tangent(ph.trace_vjp, shape_only=("a", "offset", "axis1", "axis2"))
 def trace_vjp_rule_(y, g, a, offset=0, axis1=0, axis2=1):
     t[y] = trace_vjp(t[g], a, offset, axis1, axis2)
 
 
-@adjoint(oh.diagonal_vjp, "diagonal_vjp", shape_only=("a", "offset", "axis1", "axis2"))
+@adjoint(ph.diagonal_vjp, "diagonal_vjp", shape_only=("a", "offset", "axis1", "axis2"))
 def diagonal_vjp_rule(y, g, a, offset=0, axis1=0, axis2=1):
     d[g] = np.diagonal(d[y], offset, axis1, axis2)
 
 
-@tangent(oh.diagonal_vjp, shape_only=("a", "offset", "axis1", "axis2"))
+@tangent(ph.diagonal_vjp, shape_only=("a", "offset", "axis1", "axis2"))
 def diagonal_vjp_rule_(y, g, a, offset=0, axis1=0, axis2=1):
     t[y] = diagonal_vjp(t[g], a, offset, axis1, axis2)
 
@@ -292,47 +293,47 @@ def svdvals_(y, x):
 
 
 # U diag(g) V^T and diag(U^T ta V) are linear in g / ta and transposes of each other.
-@adjoint(oh.svdvals_vjp, "svdvals_vjp")
+@adjoint(lh.svdvals_vjp, "svdvals_vjp")
 def svdvals_vjp_rule(y, g, a):
     d[g] = svdvals_tangent(d[y], a)
     d[a] = svdvals_vjp_vjp_a(d[y], g, a)
 
 
-@tangent(oh.svdvals_vjp)
+@tangent(lh.svdvals_vjp)
 def svdvals_vjp_rule_(y, g, a):
     t[y] = svdvals_vjp(t[g], a) + svdvals_vjp_tangent_a(t[a], g, a)
 
 
-@adjoint(oh.svdvals_tangent, "svdvals_tangent")
+@adjoint(lh.svdvals_tangent, "svdvals_tangent")
 def svdvals_tangent_rule(y, ta, a):
     d[ta] = svdvals_vjp(d[y], a)
     d[a] = svdvals_vjp_vjp_a(ta, d[y], a)
 
 
-@tangent(oh.svdvals_tangent)
+@tangent(lh.svdvals_tangent)
 def svdvals_tangent_rule_(y, ta, a):
     t[y] = svdvals_tangent(t[ta], a) + svdvals_tangent_tangent_a(t[a], ta, a)
 
 
 # V diag(g) V^T and diag(V^T sym(ta) V) (on the triangle eigvalsh reads) are transposes of each other.
-@adjoint(oh.eigvalsh_vjp, "eigvalsh_vjp")
+@adjoint(lh.eigvalsh_vjp, "eigvalsh_vjp")
 def eigvalsh_vjp_rule(y, g, a, UPLO="L"):
     d[g] = eigvalsh_tangent(d[y], a, UPLO)
     d[a] = eigvalsh_vjp_vjp_a(d[y], g, a, UPLO)
 
 
-@tangent(oh.eigvalsh_vjp)
+@tangent(lh.eigvalsh_vjp)
 def eigvalsh_vjp_rule_(y, g, a, UPLO="L"):
     t[y] = eigvalsh_vjp(t[g], a, UPLO) + eigvalsh_vjp_tangent_a(t[a], g, a, UPLO)
 
 
-@adjoint(oh.eigvalsh_tangent, "eigvalsh_tangent")
+@adjoint(lh.eigvalsh_tangent, "eigvalsh_tangent")
 def eigvalsh_tangent_rule(y, ta, a, UPLO="L"):
     d[ta] = eigvalsh_vjp(d[y], a, UPLO)
     d[a] = eigvalsh_vjp_vjp_a(ta, d[y], a, UPLO)
 
 
-@tangent(oh.eigvalsh_tangent)
+@tangent(lh.eigvalsh_tangent)
 def eigvalsh_tangent_rule_(y, ta, a, UPLO="L"):
     t[y] = eigvalsh_tangent(t[ta], a, UPLO) + eigvalsh_tangent_tangent_a(t[a], ta, a, UPLO)
 
@@ -374,7 +375,7 @@ def qr_(y, a):
 # einsum_vjp (the cotangent of operand k) is linear in g and in each other operand: its tangent and
 # cotangent rules are einsums again, so hessian and grad of grad call it (and jit compiles it) instead
 # of differentiating its body (its plan is Python bookkeeping Numba cannot compile).
-@adjoint(oh.einsum_vjp, "einsum_vjp", shape_only=("subscripts", "k"))
+@adjoint(ph.einsum_vjp, "einsum_vjp", shape_only=("subscripts", "k"))
 def einsum_vjp_rule(y, g, subscripts, k, a, b=None, c=None):
     d[g] = einsum_with(subscripts, k, d[y], a, b, c)
     d[a] = einsum_vjp_swap(g, subscripts, 0, k, d[y], a, b, c)
@@ -382,7 +383,7 @@ def einsum_vjp_rule(y, g, subscripts, k, a, b=None, c=None):
     d[c] = einsum_vjp_swap(g, subscripts, 2, k, d[y], a, b, c)
 
 
-@tangent(oh.einsum_vjp, shape_only=("subscripts", "k"))
+@tangent(ph.einsum_vjp, shape_only=("subscripts", "k"))
 def einsum_vjp_rule_(y, g, subscripts, k, a, b=None, c=None):
     t[y] = (einsum_vjp(t[g], subscripts, k, a, b, c) + einsum_vjp_swap(g, subscripts, k, 0, t[a], a, b, c)
             + einsum_vjp_swap(g, subscripts, k, 1, t[b], a, b, c) + einsum_vjp_swap(g, subscripts, k, 2, t[c], a, b, c))
@@ -392,9 +393,9 @@ def einsum_vjp_rule_(y, g, subscripts, k, a, b=None, c=None):
 
 nondiff(np.linalg.matrix_rank, "np.linalg.matrix_rank")
 
-for _fn in (oh.eye_like, oh.off_diagonal_inverse, oh.diag_mask, oh.sorted_axes_pair, oh.axes_pair,
-            oh.diag_embedding, oh.tensordot_axes, oh.tensordot_vjp_plan, oh.dot_axes, oh.inner_axes,
-            oh.kron_plan, oh.einsum_plan, oh.einsum_count, oh.cross_plan, oh.cross2_rotation):
+for _fn in (lh.eye_like, lh.off_diagonal_inverse, ph.diag_mask, ph.sorted_axes_pair, ph.axes_pair,
+            ph.diag_embedding, ph.tensordot_axes, ph.tensordot_vjp_plan, ph.dot_axes, ph.inner_axes,
+            ph.kron_plan, ph.einsum_plan, ph.einsum_count, ph.cross_plan, ph.cross2_rotation):
     nondiff(_fn, _fn.__name__)
 # Readable (differentiated through): the *_vjp_* / *_tangent helpers used above, einsum_operands,
 # einsum_pick, solve_like, cholesky_*, triangle_from_symmetric, symmetric_from_triangle.
@@ -406,29 +407,29 @@ for _fn in (oh.eye_like, oh.off_diagonal_inverse, oh.diag_mask, oh.sorted_axes_p
 # refused (NoRuleError) instead of answering wrongly.  slogdet's adjoint stays differentiable
 # (its second derivatives are checked in the op sweep), and so does svd's (singular values:
 # checked; with compute_uv=True the second derivatives fail loudly, see TUPLE_SECOND).
-register(oh.eigh_vjp, "eigh_vjp")
+register(lh.eigh_vjp, "eigh_vjp")
 
 
 
 # ----- np.linalg.eig / eigvals (rules/numpy_composite.py defines them with these helpers) -------
 # Real matrices with real eigenvalues (complex ones are refused at run time by the helpers).
 
-@adjoint(oh.eig_values, "eig_values")
+@adjoint(lh.eig_values, "eig_values")
 def eig_values_rule(y, a):
     d[a] = eigvals_vjp(d[y], a)
 
 
-@tangent(oh.eig_values)
+@tangent(lh.eig_values)
 def eig_values_rule_(y, a):
     t[y] = eigvals_tangent(t[a], a)
 
 
-@adjoint(oh.eig_vectors, "eig_vectors")
+@adjoint(lh.eig_vectors, "eig_vectors")
 def eig_vectors_rule(y, a):
     d[a] = eig_vectors_vjp(d[y], a, y)
 
 
-@tangent(oh.eig_vectors)
+@tangent(lh.eig_vectors)
 def eig_vectors_rule_(y, a):
     t[y] = eig_vectors_tangent(t[a], a, y)
 
@@ -437,5 +438,5 @@ def eig_vectors_rule_(y, a):
 # rules: V^-T diag(g) V^T does not depend on the eigenvectors' scale).  Like eigh_vjp, the
 # eigenvector helpers use off_diagonal_inverse (no derivative): differentiating them would be
 # wrong, so they are registered without rules and second derivatives through eig's v are refused.
-register(oh.eig_vectors_vjp, "eig_vectors_vjp")
-register(oh.eig_vectors_tangent, "eig_vectors_tangent")
+register(lh.eig_vectors_vjp, "eig_vectors_vjp")
+register(lh.eig_vectors_tangent, "eig_vectors_tangent")

@@ -6,7 +6,8 @@ keepdims)` (s2s.runtime) broadcasts a reduced cotangent back to x's shape.
 """
 import numpy as np
 
-from .. import ophelpers as oh
+from . import reduction_helpers as rh
+from . import shape_helpers as sh
 from .registry import adjoint, nondiff, refuse, tangent
 
 
@@ -147,9 +148,9 @@ def bincount(y, x, weights=None, minlength=0):
 def bincount_(y, x, weights=None, minlength=0):
     t[y] = np.bincount(x, weights=t[weights], minlength=np.size(y))
 
-for _fn in (oh.var_dof, oh.kept_shape, oh.reduce_perm, oh.reduce_flat_shape, oh.pad_width_along,
-            oh.norm_kind, oh.norm_matrix_axes, oh.norm_expand_shape, oh.norm_hits, oh.norm_singular_pick,
-            oh.average_weight_shape, oh.average_weight_sum_axes):
+for _fn in (rh.var_dof, rh.kept_shape, rh.reduce_perm, rh.reduce_flat_shape, sh.pad_width_along,
+            rh.norm_kind, rh.norm_matrix_axes, rh.norm_expand_shape, rh.norm_hits, rh.norm_singular_pick,
+            rh.average_weight_shape, rh.average_weight_sum_axes):
     nondiff(_fn, _fn.__name__)
 # Readable (differentiated through): cumsum_vjp cumprod_vjp cumprod_vjp_exact cumprod_tangent
 # prod_except average_* norm_grad norm_singular_grad.

@@ -12,7 +12,7 @@ import builtins
 
 import numpy as np
 
-from .. import ophelpers as oh
+from . import shape_helpers as sh
 from .. import runtime as rt
 from .registry import adjoint, nondiff, refuse, register, tangent
 
@@ -149,12 +149,12 @@ def repeat_(y, a, repeats, axis=None):
 
 
 # repeat_vjp (a segment sum) is linear in g; its adjoint is np.repeat again.
-@adjoint(oh.repeat_vjp, "repeat_vjp", shape_only=("a", "repeats"))
+@adjoint(sh.repeat_vjp, "repeat_vjp", shape_only=("a", "repeats"))
 def repeat_vjp_rule(y, g, a, repeats, axis=None):
     d[g] = np.repeat(d[y], repeats, axis)
 
 
-@tangent(oh.repeat_vjp, shape_only=("a", "repeats"))
+@tangent(sh.repeat_vjp, shape_only=("a", "repeats"))
 def repeat_vjp_rule_(y, g, a, repeats, axis=None):
     t[y] = repeat_vjp(t[g], a, repeats, axis)
 
@@ -241,12 +241,12 @@ def pad_(y, array, pad_width, mode="constant", constant_values=0):
 
 
 # pad_vjp (scatter-add through pad's index map) is linear in g; its adjoint is np.pad again.
-@adjoint(oh.pad_vjp, "pad_vjp", shape_only=("array", "pad_width"))
+@adjoint(sh.pad_vjp, "pad_vjp", shape_only=("array", "pad_width"))
 def pad_vjp_rule(y, g, array, pad_width, mode="constant"):
     d[g] = np.pad(d[y], pad_width, mode=mode)
 
 
-@tangent(oh.pad_vjp, shape_only=("array", "pad_width"))
+@tangent(sh.pad_vjp, shape_only=("array", "pad_width"))
 def pad_vjp_rule_(y, g, array, pad_width, mode="constant"):
     t[y] = pad_vjp(t[g], array, pad_width, mode)
 
@@ -285,12 +285,12 @@ def take_(y, a, indices, axis=None, out=None, mode="raise"):
     t[y] = np.take(t[a], indices, axis=axis, mode=mode)
 
 
-@adjoint(oh.take_vjp, "take_vjp", shape_only=("a", "indices"))
+@adjoint(sh.take_vjp, "take_vjp", shape_only=("a", "indices"))
 def take_vjp_rule(y, g, a, indices, axis=None, mode="raise"):
     d[g] = np.take(d[y], indices, axis=axis, mode=mode)
 
 
-@tangent(oh.take_vjp, shape_only=("a", "indices"))
+@tangent(sh.take_vjp, shape_only=("a", "indices"))
 def take_vjp_rule_(y, g, a, indices, axis=None, mode="raise"):
     t[y] = take_vjp(t[g], a, indices, axis, mode)
 
@@ -305,12 +305,12 @@ def take_along_axis_(y, arr, indices, axis=-1):
     t[y] = np.take_along_axis(t[arr], indices, axis=axis)
 
 
-@adjoint(oh.take_along_axis_vjp, "take_along_axis_vjp", shape_only=("arr", "indices"))
+@adjoint(sh.take_along_axis_vjp, "take_along_axis_vjp", shape_only=("arr", "indices"))
 def take_along_axis_vjp_rule(y, g, arr, indices, axis=-1):
     d[g] = np.take_along_axis(d[y], indices, axis=axis)
 
 
-@tangent(oh.take_along_axis_vjp, shape_only=("arr", "indices"))
+@tangent(sh.take_along_axis_vjp, shape_only=("arr", "indices"))
 def take_along_axis_vjp_rule_(y, g, arr, indices, axis=-1):
     t[y] = take_along_axis_vjp(t[g], arr, indices, axis)
 
@@ -440,72 +440,72 @@ def array_split_(y, ary, indices_or_sections, axis=0):
 
 
 # The list cotangent helpers above are linear in g; their adjoints join the list back.
-@adjoint(oh.concatenate_vjp, "concatenate_vjp", shape_only=("arrays",))
+@adjoint(sh.concatenate_vjp, "concatenate_vjp", shape_only=("arrays",))
 def concatenate_vjp_rule(y, g, arrays, axis=0):
     d[g] = np.concatenate(d[y], axis=axis)
 
 
-@tangent(oh.concatenate_vjp, shape_only=("arrays",))
+@tangent(sh.concatenate_vjp, shape_only=("arrays",))
 def concatenate_vjp_rule_(y, g, arrays, axis=0):
     t[y] = concatenate_vjp(t[g], arrays, axis)
 
 
-@adjoint(oh.stack_vjp, "stack_vjp", shape_only=("arrays",))
+@adjoint(sh.stack_vjp, "stack_vjp", shape_only=("arrays",))
 def stack_vjp_rule(y, g, arrays, axis=0):
     d[g] = np.stack(d[y], axis=axis)
 
 
-@tangent(oh.stack_vjp, shape_only=("arrays",))
+@tangent(sh.stack_vjp, shape_only=("arrays",))
 def stack_vjp_rule_(y, g, arrays, axis=0):
     t[y] = stack_vjp(t[g], arrays, axis)
 
 
-@adjoint(oh.hstack_vjp, "hstack_vjp", shape_only=("tup",))
+@adjoint(sh.hstack_vjp, "hstack_vjp", shape_only=("tup",))
 def hstack_vjp_rule(y, g, tup):
     d[g] = np.hstack(d[y])
 
 
-@tangent(oh.hstack_vjp, shape_only=("tup",))
+@tangent(sh.hstack_vjp, shape_only=("tup",))
 def hstack_vjp_rule_(y, g, tup):
     t[y] = hstack_vjp(t[g], tup)
 
 
-@adjoint(oh.vstack_vjp, "vstack_vjp", shape_only=("tup",))
+@adjoint(sh.vstack_vjp, "vstack_vjp", shape_only=("tup",))
 def vstack_vjp_rule(y, g, tup):
     d[g] = np.vstack(d[y])
 
 
-@tangent(oh.vstack_vjp, shape_only=("tup",))
+@tangent(sh.vstack_vjp, shape_only=("tup",))
 def vstack_vjp_rule_(y, g, tup):
     t[y] = vstack_vjp(t[g], tup)
 
 
-@adjoint(oh.column_stack_vjp, "column_stack_vjp", shape_only=("tup",))
+@adjoint(sh.column_stack_vjp, "column_stack_vjp", shape_only=("tup",))
 def column_stack_vjp_rule(y, g, tup):
     d[g] = np.column_stack(d[y])
 
 
-@tangent(oh.column_stack_vjp, shape_only=("tup",))
+@tangent(sh.column_stack_vjp, shape_only=("tup",))
 def column_stack_vjp_rule_(y, g, tup):
     t[y] = column_stack_vjp(t[g], tup)
 
 
-@adjoint(oh.split_vjp, "split_vjp", shape_only=("ary", "indices_or_sections"))
+@adjoint(sh.split_vjp, "split_vjp", shape_only=("ary", "indices_or_sections"))
 def split_vjp_rule(y, g, ary, indices_or_sections, axis=0):
     d[g] = np.array_split(d[y], indices_or_sections, axis)
 
 
-@tangent(oh.split_vjp, shape_only=("ary", "indices_or_sections"))
+@tangent(sh.split_vjp, shape_only=("ary", "indices_or_sections"))
 def split_vjp_rule_(y, g, ary, indices_or_sections, axis=0):
     t[y] = split_vjp(t[g], ary, indices_or_sections, axis)
 
 
-@adjoint(oh.array_vjp, "array_vjp", shape_only=("obj",))
+@adjoint(sh.array_vjp, "array_vjp", shape_only=("obj",))
 def array_vjp_rule(y, g, obj):
     d[g] = np.array(d[y])
 
 
-@tangent(oh.array_vjp, shape_only=("obj",))
+@tangent(sh.array_vjp, shape_only=("obj",))
 def array_vjp_rule_(y, g, obj):
     t[y] = array_vjp(t[g], obj)
 
@@ -579,42 +579,42 @@ for _fn in (builtins.len, builtins.range, builtins.reversed, builtins.int, built
     nondiff(_fn, _fn.__name__)
 nondiff(builtins.slice, "slice")
 
-for _fn in (oh.linspace_weights, oh.negated, oh.tile_plan, oh.sort_inverse, oh.sort_order, oh.repeat_segments, oh.split_plan,
-            oh.diff_plan, oh.diff_part_shape, oh.diff_part_range, oh.diff_part_pad, oh.pad_index_map,
-            oh.pad_border_mask):
+for _fn in (sh.linspace_weights, sh.negated, sh.tile_plan, sh.sort_inverse, sh.sort_order, sh.repeat_segments, sh.split_plan,
+            sh.diff_plan, sh.diff_part_shape, sh.diff_part_range, sh.diff_part_pad, sh.pad_index_map,
+            sh.pad_border_mask):
     nondiff(_fn, _fn.__name__)
 # pad_value_vjp / pad_value_tangent are linear in their first argument and readable.
 # Readable (differentiated through): sort_vjp sort_tangent.
 
 
 # tile_vjp (the sum over the copies) is linear in g; its transpose is np.tile again.
-@adjoint(oh.tile_vjp, "tile_vjp", shape_only=("A", "reps"))
+@adjoint(sh.tile_vjp, "tile_vjp", shape_only=("A", "reps"))
 def tile_vjp_rule(y, g, A, reps):
     d[g] = np.tile(d[y], reps)
 
 
-@tangent(oh.tile_vjp, shape_only=("A", "reps"))
+@tangent(sh.tile_vjp, shape_only=("A", "reps"))
 def tile_vjp_rule_(y, g, A, reps):
     t[y] = tile_vjp(t[g], A, reps)
 
 
 # diff_vjp and diff_tangent are linear in their first argument and transposes of each other
 # (np.diff of the concatenation, and its adjoint); the operands enter by their shapes only.
-@adjoint(oh.diff_vjp, "diff_vjp", shape_only=("a", "n", "prepend", "append", "which"))
+@adjoint(sh.diff_vjp, "diff_vjp", shape_only=("a", "n", "prepend", "append", "which"))
 def diff_vjp_rule(y, g, a, n=1, axis=-1, prepend=None, append=None, which=1):
     d[g] = diff_tangent(d[y], a, n, axis, prepend, append, which)
 
 
-@tangent(oh.diff_vjp, shape_only=("a", "n", "prepend", "append", "which"))
+@tangent(sh.diff_vjp, shape_only=("a", "n", "prepend", "append", "which"))
 def diff_vjp_rule_(y, g, a, n=1, axis=-1, prepend=None, append=None, which=1):
     t[y] = diff_vjp(t[g], a, n, axis, prepend, append, which)
 
 
-@adjoint(oh.diff_tangent, "diff_tangent", shape_only=("a", "n", "prepend", "append", "which"))
+@adjoint(sh.diff_tangent, "diff_tangent", shape_only=("a", "n", "prepend", "append", "which"))
 def diff_tangent_rule(y, tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     d[tv] = diff_vjp(d[y], a, n, axis, prepend, append, which)
 
 
-@tangent(oh.diff_tangent, shape_only=("a", "n", "prepend", "append", "which"))
+@tangent(sh.diff_tangent, shape_only=("a", "n", "prepend", "append", "which"))
 def diff_tangent_rule_(y, tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     t[y] = diff_tangent(t[tv], a, n, axis, prepend, append, which)

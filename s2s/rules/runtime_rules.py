@@ -5,6 +5,8 @@ Helpers written in plain NumPy (matmul_vjp_a, ...) need no rule: s2s reads
 their source and differentiates through them like a user's helper.
 """
 from .. import runtime as rt
+from .. import runtime_batching as rtb
+from .. import runtime_fused as rtf
 from .registry import adjoint, nondiff, register, tangent
 
 # Tape operations.  Their adjoints use the tape's own adjoint (another stack);
@@ -115,106 +117,106 @@ def setitem_cotangent_t(y, g, index, like):
 
 
 # ----- Batching helpers (vmap) ---------------------------------------------------
-for _fn in (rt.batch_size, rt.bshape, rt.bsize, rt.blen, rt.bseed, rt.breduced_size, rt.baxis, rt.ex_ndim):
+for _fn in (rtb.batch_size, rtb.bshape, rtb.bsize, rtb.blen, rtb.bseed, rtb.breduced_size, rtb.baxis, rtb.ex_ndim):
     nondiff(_fn, _fn.__name__)
-for _fn in (rt.bunbroadcast, rt.badd_at, rt.bmap, rt.per_example, rt.bgetitem,
-            rt.bsetitem, rt.bflatten, rt.breshape, rt.btranspose, rt.bdot):
+for _fn in (rtb.bunbroadcast, rtb.badd_at, rtb.bmap, rtb.per_example, rtb.bgetitem,
+            rtb.bsetitem, rtb.bflatten, rtb.breshape, rtb.btranspose, rtb.bdot):
     register(_fn, _fn.__name__)     # no derivative rules yet: differentiating them is a clear error
 
 
-@adjoint(rt.bmove, "bmove", shape_only=("axis",))
+@adjoint(rtb.bmove, "bmove", shape_only=("axis",))
 def bmove(y, x, axis):
     d[x] = bout(d[y], axis)
 
 
-@tangent(rt.bmove, "bmove", shape_only=("axis",))
+@tangent(rtb.bmove, "bmove", shape_only=("axis",))
 def bmove_t(y, x, axis):
     t[y] = bmove(t[x], axis)
 
 
-@adjoint(rt.bout, "bout", shape_only=("axis",))
+@adjoint(rtb.bout, "bout", shape_only=("axis",))
 def bout(y, x, axis):
     d[x] = bmove(d[y], axis)
 
 
-@tangent(rt.bout, "bout", shape_only=("axis",))
+@tangent(rtb.bout, "bout", shape_only=("axis",))
 def bout_t(y, x, axis):
     t[y] = bout(t[x], axis)
 
 
-@adjoint(rt.bexpand, "bexpand", shape_only=("size",))
+@adjoint(rtb.bexpand, "bexpand", shape_only=("size",))
 def bexpand(y, x, size):
     d[x] = unbroadcast(np.sum(d[y], axis=0), x)
 
 
-@tangent(rt.bexpand, "bexpand", shape_only=("size",))
+@tangent(rtb.bexpand, "bexpand", shape_only=("size",))
 def bexpand_t(y, x, size):
     t[y] = bexpand(t[x], size)
 
 
-@adjoint(rt.balign, "balign", shape_only=("peers", "flags"))
+@adjoint(rtb.balign, "balign", shape_only=("peers", "flags"))
 def balign(y, x, peers, flags):
     d[x] = np.reshape(d[y], np.shape(x))
 
 
-@tangent(rt.balign, "balign", shape_only=("peers", "flags"))
+@tangent(rtb.balign, "balign", shape_only=("peers", "flags"))
 def balign_t(y, x, peers, flags):
     t[y] = balign(t[x], peers, flags)
 
 
-@adjoint(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))
+@adjoint(rtb.bmatmul, "bmatmul", shape_only=("ab", "bb"))
 def bmatmul(y, a, b, ab, bb):
     d[a] = bmatmul_vjp_a(d[y], a, b, ab, bb, False)
     d[b] = bmatmul_vjp_b(d[y], a, b, ab, bb, False)
 
 
-@tangent(rt.bmatmul, "bmatmul", shape_only=("ab", "bb"))
+@tangent(rtb.bmatmul, "bmatmul", shape_only=("ab", "bb"))
 def bmatmul_t(y, a, b, ab, bb):
     t[y] = bmatmul(t[a], b, ab, bb) + bmatmul(a, t[b], ab, bb)
 
 
-@adjoint(rt.bunbroadcast, "bunbroadcast", shape_only=("x", "gb", "xb"))
+@adjoint(rtb.bunbroadcast, "bunbroadcast", shape_only=("x", "gb", "xb"))
 def bunbroadcast(y, g, x, gb, xb):
     d[g] = bunbroadcast_vjp(d[y], g, gb, xb)
 
 
-@tangent(rt.bunbroadcast, "bunbroadcast", shape_only=("x", "gb", "xb"))
+@tangent(rtb.bunbroadcast, "bunbroadcast", shape_only=("x", "gb", "xb"))
 def bunbroadcast_t(y, g, x, gb, xb):
     t[y] = bunbroadcast(t[g], x, gb, xb)
 
 
-register(rt.bunbroadcast_vjp, "bunbroadcast_vjp")
+register(rtb.bunbroadcast_vjp, "bunbroadcast_vjp")
 
 
-@adjoint(rt.bbroadcast_like, "bbroadcast_like", shape_only=("x", "gb", "xb"))
+@adjoint(rtb.bbroadcast_like, "bbroadcast_like", shape_only=("x", "gb", "xb"))
 def bbroadcast_like(y, g, x, gb, xb):
     d[g] = bbroadcast_like_vjp(d[y], g, gb)
 
 
-@tangent(rt.bbroadcast_like, "bbroadcast_like", shape_only=("x", "gb", "xb"))
+@tangent(rtb.bbroadcast_like, "bbroadcast_like", shape_only=("x", "gb", "xb"))
 def bbroadcast_like_t(y, g, x, gb, xb):
     t[y] = bbroadcast_like(t[g], x, gb, xb)
 
 
-register(rt.bbroadcast_like_vjp, "bbroadcast_like_vjp")
+register(rtb.bbroadcast_like_vjp, "bbroadcast_like_vjp")
 
 
-@adjoint(rt.bexpand_reduced, "bexpand_reduced", shape_only=("x", "gb", "xb"))
+@adjoint(rtb.bexpand_reduced, "bexpand_reduced", shape_only=("x", "gb", "xb"))
 def bexpand_reduced(y, g, x, axis, keepdims, gb, xb):
     d[g] = bexpand_reduced_vjp(d[y], g, axis, keepdims, gb)
 
 
-@tangent(rt.bexpand_reduced, "bexpand_reduced", shape_only=("x", "gb", "xb"))
+@tangent(rtb.bexpand_reduced, "bexpand_reduced", shape_only=("x", "gb", "xb"))
 def bexpand_reduced_t(y, g, x, axis, keepdims, gb, xb):
     t[y] = bexpand_reduced(t[g], x, axis, keepdims, gb, xb)
 
 
-register(rt.bexpand_reduced_vjp, "bexpand_reduced_vjp")
+register(rtb.bexpand_reduced_vjp, "bexpand_reduced_vjp")
 nondiff(rt.check_unpack, "check_unpack")
 nondiff(rt.check_rank, "check_rank")
 nondiff(rt.check_array_output, "check_array_output")
 nondiff(rt.check_unset, "check_unset")
 nondiff(rt.check_unshared, "check_unshared")
-for _fn in (rt.fused_size, rt.fused_empty, rt.fused_grid, rt.fused_zeros, rt.flat_view, rt.fused_out_view,
-            rt.elem):
+for _fn in (rtf.fused_size, rtf.fused_empty, rtf.fused_grid, rtf.fused_zeros, rtf.flat_view, rtf.fused_out_view,
+            rtf.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again

@@ -5,12 +5,12 @@ jv yn iv ive j0 j1 y0 y1 i0 i1, erfinv erfcinv.
 Rules are registered for the scipy functions themselves (by object, so
 `scipy.special.expit(x)` and `from scipy.special import expit` both resolve
 here).  Generated code spells them by the same-named wrappers in
-s2s.ophelpers (`expit(x)`), which carry the same rules, so code s2s emits can
+special_helpers.py (`expit(x)`), which carry the same rules, so code s2s emits can
 be transformed again.  Nothing registers when scipy is not installed.
 """
 import numpy as np
 
-from .. import ophelpers as oh
+from . import special_helpers as xh
 from .registry import adjoint, nondiff, tangent
 
 try:
@@ -20,14 +20,14 @@ except ImportError:  # pragma: no cover
 
 
 def _op(name, broadcasts=False, shape_only=()):
-    """Register the decorated adjoint (or tangent) for scipy.special.<name> and its ophelpers spelling."""
+    """Register the decorated adjoint (or tangent) for scipy.special.<name> and its special_helpers spelling."""
     def adj(template):
-        for fn in (getattr(sp, name), getattr(oh, name)):
+        for fn in (getattr(sp, name), getattr(xh, name)):
             adjoint(fn, name, broadcasts=broadcasts, shape_only=shape_only)(template)
         return template
 
     def tan(template):
-        for fn in (getattr(sp, name), getattr(oh, name)):
+        for fn in (getattr(sp, name), getattr(xh, name)):
             tangent(fn, name, broadcasts=broadcasts, shape_only=shape_only)(template)
         return template
     return adj, tan
@@ -169,7 +169,7 @@ if sp is not None:
         t[y] = -t[x] * y * digamma(x)
 
     # the sign of gamma: piecewise constant, like np.sign
-    for _fn in (sp.gammasgn, oh.gammasgn):
+    for _fn in (sp.gammasgn, xh.gammasgn):
         nondiff(_fn, "gammasgn")
 
     _adj, _tan = _op("beta", broadcasts=True)

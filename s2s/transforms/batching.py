@@ -13,6 +13,9 @@ rule runs in a per-example loop (`bmap`), never unbatched.  Control flow on
 batched conditions becomes both branches plus `np.where` when the branches
 only assign variables, and a masked loop for `while`; anything else makes
 the whole function a per-example loop (`per_example`), labelled as such.
+
+This module holds the pass (which variables are batched, the entry and exit, statements, control
+flow); the batched forms of the right-hand sides (the ops) are in transforms/batching_ops.py.
 """
 from __future__ import annotations
 
@@ -26,26 +29,15 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
 from ..errors import UnsupportedSyntaxError
-from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
+from ..analysis.aliasing import alias_conflicts, fresh_arrays
+from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
+from ..frontend.normalize import NormalizedFunction
 from ..rules.batch_rules import batch_kind
-from .reverse import BINOP_FN, UNARY_FN, _call, _expr_stmt, _walk_stmts, alias_conflicts, fresh_arrays
-from ..frontend.nodes import clone, iter_nodes, names_in
-
-
-# Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
-# unequal pieces):
-# a per-op loop would stack them as one array, so the whole function runs per example instead.
-_RAGGED_TUPLE_OPS = (np.linalg.eigh, np.linalg.eig, np.linalg.qr, np.linalg.svd, np.array_split)
-
-
-class NoArrayForm(Exception):
-    """The function needs the per-example loop fallback; carries the reason."""
-
-    def __init__(self, reason: str, node=None):
-        super().__init__(reason)
-        self.reason = reason
-        self.node = node
+from .batching_ops import NoArrayForm, OpBatching, _index_arg, _names
+from .common import _call, _expr_stmt
+from ..frontend.nodes import clone, iter_nodes
 
 
 @dataclasses.dataclass
@@ -57,29 +49,7 @@ class BatchSpec:
     example_fn: Any = None   # the function itself, for the per-example fallback
 
 
-def _operands(value) -> list:
-    if isinstance(value, gast.BinOp):
-        return [value.left, value.right]
-    if isinstance(value, (gast.UnaryOp,)):
-        return [value.operand]
-    if isinstance(value, gast.Compare):
-        return [value.left] + list(value.comparators)
-    if isinstance(value, gast.Call):
-        return list(value.args) + [k.value for k in value.keywords]
-    if isinstance(value, gast.Subscript):
-        return [value.value, value.slice]
-    if isinstance(value, gast.Attribute):
-        return [value.value]
-    if isinstance(value, (gast.Tuple, gast.List)):
-        return list(value.elts)
-    return [value]
-
-
-def _names(node) -> set[str]:
-    return names_in(node)
-
-
-class BatchBuilder:
+class BatchBuilder(OpBatching):
     def __init__(self, nf: NormalizedFunction, spec: BatchSpec):
         self.nf = nf
         self.spec = spec
@@ -241,14 +211,14 @@ class BatchBuilder:
         names = gast.Tuple([const(p) for p in params], gast.Load())
         axes = gast.Tuple([const(a) for a in in_axes], gast.Load())
         args = gast.Tuple([name(p) for p in params], gast.Load())
-        out = [assign(self.size, _call(rt.batch_size, [args, axes, names, const(self.spec.axis_size)]))]
+        out = [assign(self.size, _call(rtb.batch_size, [args, axes, names, const(self.spec.axis_size)]))]
         for p, ax in zip(params, in_axes):
             if ax is not None and ax != 0:
-                out.append(assign(p, _call(rt.bmove, [name(p), const(ax)])))
+                out.append(assign(p, _call(rtb.bmove, [name(p), const(ax)])))
             elif ax is None and p in self.batched:
                 # an unbatched argument the function later reassigns to a batched value: a batched
                 # variable holds the batch from the start (each example sees the same value)
-                out.append(assign(p, _call(rt.bexpand, [name(p), name(self.size)])))
+                out.append(assign(p, _call(rtb.bexpand, [name(p), name(self.size)])))
         out[0].s2s_section = "batch of examples on axis 0"
         for s in out:
             copy_loc(s, fdef)
@@ -275,11 +245,11 @@ class BatchBuilder:
                     raise self.error(UnsupportedSyntaxError,
                                      "vmap: out_axes=None, but this output varies across the batch", ret,
                                      "use out_axes=0, or return a value that does not depend on batched inputs")
-                return _call(rt.bout, [node, const(ax)]) if ax != 0 else node
+                return _call(rtb.bout, [node, const(ax)]) if ax != 0 else node
             if ax is None:
                 return node
-            return _call(rt.bexpand, [node, name(self.size)]) if ax == 0 else \
-                _call(rt.bout, [_call(rt.bexpand, [node, name(self.size)]), const(ax)])
+            return _call(rtb.bexpand, [node, name(self.size)]) if ax == 0 else \
+                _call(rtb.bout, [_call(rtb.bexpand, [node, name(self.size)]), const(ax)])
         if isinstance(value, gast.Dict):
             if isinstance(out_axes, (tuple, list)):
                 raise self.error(UnsupportedSyntaxError, "vmap: out_axes for a dict output must be an int or None", ret)
@@ -311,12 +281,12 @@ class BatchBuilder:
         out_node = gast.Tuple([const(a) for a in out_axes], gast.Load()) if isinstance(out_axes, (tuple, list)) \
             else const(out_axes)
         names = gast.Tuple([const(p) for p in params], gast.Load())
-        size = assign(self.size, _call(rt.batch_size, [clone(args), clone(axes), names,
+        size = assign(self.size, _call(rtb.batch_size, [clone(args), clone(axes), names,
                                                        const(self.spec.axis_size)]))
         size.s2s_section = f"per-example loop over the batch: no array form for {exc.reason}{where}"
         call = gast.Call(func=name("per_example"), args=[name("example_fn"), args, axes, out_node, name(self.size)],
                          keywords=[])
-        call.s2s_fn = rt.per_example
+        call.s2s_fn = rtb.per_example
         ret = gast.Return(value=call)
         for s in (size, ret):
             copy_loc(s, fdef)
@@ -377,274 +347,12 @@ class BatchBuilder:
         if v in self.batched and not self.value_is_batched(value) and not is_stack:
             if v in self.shared_written:
                 raise NoArrayForm("an indexed write into an array another variable may hold", s)
-            value = _call(rt.bexpand, [value, name(self.size)])
+            value = _call(rtb.bexpand, [value, name(self.size)])
         code.append(copy_loc(assign(v, value), s))
         return code
 
     def value_is_batched(self, value) -> bool:
         return bool(getattr(value, "s2s_batched", False)) or (isinstance(value, gast.Name) and value.id in self.batched)
-
-    def batch_value(self, value, code: list, s):
-        """The batched form of one ANF right-hand side; marks it `s2s_batched`."""
-        ops = _operands(value)
-        if not any(_names(o) & self.batched for o in ops):
-            return value
-        out = self._batch_value(value, code, s)
-        if isinstance(out, gast.AST) and not (isinstance(out, gast.Name) and out.id not in self.batched):
-            out.s2s_batched = getattr(out, "s2s_batched", True)
-        return out
-
-    def _batch_value(self, value, code, s):
-        if isinstance(value, gast.Name):
-            return value
-        if isinstance(value, gast.Attribute):
-            x = value.value
-            if value.attr == "shape":
-                return self.unbatched(_call(rt.bshape, [x]))
-            if value.attr == "ndim":
-                return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
-            if value.attr == "size":
-                return self.unbatched(_call(rt.bsize, [x]))
-            return value   # dtype
-        if isinstance(value, gast.Subscript):
-            if _names(value.slice) & self.batched:
-                raise NoArrayForm("indexing with a batched index", s)
-            base = value.value
-            if _names(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
-                return _call(rt.bgetitem, [base, _index_arg(value.slice), const(True)])
-            return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
-        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
-            fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
-                UNARY_FN.get(type(value.op)) if isinstance(value, gast.UnaryOp) else None
-            if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
-                return self.matmul(value.left, value.right)
-            return self.elementwise(value, _operands(value), code, s)
-        if isinstance(value, gast.Call):
-            fn = getattr(value, "s2s_fn", None)
-            kind = batch_kind(fn)
-            if kind == "elementwise" and not value.keywords:
-                return self.elementwise(value, list(value.args), code, s)
-            if kind == "reduce":
-                return self.reduction(value, code, s)
-            if kind == "matmul":
-                if fn is np.dot:
-                    a, b = value.args[0], value.args[1]
-                    return _call(rt.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
-                return self.matmul(value.args[0], value.args[1])
-            if kind == "axis_args":
-                return self.axis_args(value, code, s)
-            if kind in ("matmul_vjp_a", "matmul_vjp_b"):
-                # the cotangent of a per-example product: per example (keep=True), no shape dispatch left
-                g, a, b = value.args
-                if not self.is_b(g):
-                    g = _call(rt.bexpand, [g, name(self.size)])
-                helper = rt.bmatmul_vjp_a if kind == "matmul_vjp_a" else rt.bmatmul_vjp_b
-                return _call(helper, [g, a, b, const(self.is_b(a)), const(self.is_b(b)), const(True)])
-            if kind == "shape_query":
-                return self.shape_query(value)
-            if kind == "shape_fn":
-                return self.on_first_example(value)
-            if kind == "same":      # per-example semantics unchanged on (B, ...) arrays
-                return value
-            if kind == "seed":
-                return self.unbatched(_call(rt.bseed, value.args))
-            if kind == "unbroadcast":
-                g, x = value.args
-                return _call(rt.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
-            if kind == "broadcast_like":
-                g, x = value.args
-                return _call(rt.bbroadcast_like, [g, x, const(self.is_b(g)), const(self.is_b(x))])
-            if kind == "expand_reduced":
-                args = list(value.args) + [const(None), const(False)][len(value.args) - 2:]
-                g, x, axis, keepdims = args[:4]
-                return _call(rt.bexpand_reduced, [g, x, axis, keepdims, const(self.is_b(g)), const(self.is_b(x))])
-
-            if kind == "reduced_size":
-                x = value.args[0]
-                axis = value.args[1] if len(value.args) > 1 else const(None)
-                return self.unbatched(_call(rt.breduced_size, [x, axis, const(self.is_b(x))]))
-            if fn is rt.pop:
-                return value
-            if fn is rt.restore:      # compiled code's typed tape (one per variable): the value before
-                st, current = value.args
-                if self.is_b(st) and not self.is_b(current):
-                    return _call(rt.restore, [st, _call(rt.bexpand, [current, name(self.size)])])
-                if self.is_b(current) and not self.is_b(st):
-                    raise NoArrayForm("a saved value restored from a tape of unbatched values into a batched "
-                                      "variable", s)
-                return value
-            return self.per_op_loop(value, code, s)
-        if isinstance(value, (gast.Tuple, gast.List)):
-            return value
-        return value
-
-    def unbatched(self, node):
-        node.s2s_batched = False
-        return node
-
-    def batched_index(self, index):
-        """Prepend the batch slice to an index."""
-        full = gast.Slice(None, None, None)
-        if isinstance(index, gast.Tuple):
-            return gast.Tuple([full] + list(index.elts), gast.Load())
-        return gast.Tuple([full, index], gast.Load())
-
-    def elementwise(self, value, operands, code, s):
-        peers = [o for o in operands if isinstance(o, gast.Name)]
-        mapping = {}
-        if len(peers) > 1:
-            for o in peers:
-                if o.id in self.batched and o.id not in mapping:
-                    others = [p for p in peers if p is not o and p.id != o.id]
-                    if not others:
-                        continue
-                    aligned = self.namer.fresh(o.id + "_b")
-                    code.append(copy_loc(assign(aligned, _call(rt.balign, [
-                        name(o.id), gast.Tuple([name(p.id) for p in others], gast.Load()),
-                        gast.Tuple([const(p.id in self.batched) for p in others], gast.Load())])), s))
-                    mapping[o.id] = aligned
-        new = clone(value)
-        for n in iter_nodes(new):
-            if isinstance(n, gast.Name) and n.id in mapping:
-                n.id = mapping[n.id]
-        if hasattr(value, "s2s_fn"):
-            new.s2s_fn = value.s2s_fn
-        return new
-
-    def reduction(self, value, code, s):
-        x = value.args[0]
-        if not self.is_b(x):
-            return self.per_op_loop(value, code, s)
-        new = clone(value)
-        new.s2s_fn = value.s2s_fn
-        axis_kw = [k for k in new.keywords if k.arg == "axis"]
-        axis_node = new.args[1] if len(new.args) > 1 else (axis_kw[0].value if axis_kw else const(None))
-        if value.s2s_fn in (np.argmax, np.argmin) and isinstance(axis_node, gast.Constant) and axis_node.value is None:
-            # argmax over all of an example: flatten each example, then per-row argmax
-            return _call(value.s2s_fn, [_call(rt.bflatten, [name(x.id)])], {"axis": const(1)})
-        if len(new.args) > 1:
-            new.args[1] = self.shift_axis(new.args[1], x)
-        elif axis_kw:
-            axis_kw[0].value = self.shift_axis(axis_kw[0].value, x)
-        else:
-            new.keywords.append(gast.keyword("axis", _call(rt.baxis, [const(None), name(x.id)])))
-        if any(_names(a) & self.batched for a in new.args[1:]) or any(
-                _names(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
-            return self.per_op_loop(value, code, s)
-        return new
-
-    AXIS_PARAMS = {"expand_dims": ("axis",), "swapaxes": ("axis1", "axis2"), "moveaxis": ("source", "destination"),
-                   "squeeze": ("axis",), "flip": ("axis",), "roll": ("axis",), "concatenate": ("axis",),
-                   "cumsum": ("axis",), "cumprod": ("axis",), "fft": ("axis",), "ifft": ("axis",),
-                   "rfft": ("axis",), "irfft": ("axis",)}
-
-    def axis_args(self, value, code, s):
-        """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
-        fn = value.s2s_fn
-        x = value.args[0]
-        if not self.is_b(x) or any(_names(a) & self.batched for a in value.args[1:]):
-            return self.per_op_loop(value, code, s)
-        if fn is np.reshape:
-            order = value.args[2] if len(value.args) > 2 else next((k.value for k in value.keywords if k.arg == "order"), None)
-            if order is not None and not (isinstance(order, gast.Constant) and order.value == "C"):
-                return self.per_op_loop(value, code, s)     # breshape reshapes each example in C order
-            shape = value.args[1] if len(value.args) > 1 else next(k.value for k in value.keywords if k.arg in ("shape", "newshape"))
-            return _call(rt.breshape, [x, shape])
-        if fn is np.transpose:
-            axes = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "axes"),
-                                                                  const(None))
-            return _call(rt.btranspose, [x, axes])
-        import inspect as _inspect
-        try:
-            params = list(_inspect.signature(fn).parameters)
-        except (TypeError, ValueError):
-            return self.per_op_loop(value, code, s)
-        names = self.AXIS_PARAMS.get(fn.__name__, ())
-        new = clone(value)
-        new.s2s_fn = fn
-        for i, a in enumerate(new.args[1:], start=1):
-            if i < len(params) and params[i] in names:
-                if not (isinstance(a, gast.Constant) and isinstance(a.value, int)):
-                    return self.per_op_loop(value, code, s)
-                if a.value >= 0:
-                    new.args[i] = const(a.value + 1)
-        for k in new.keywords:
-            if k.arg in names:
-                if not (isinstance(k.value, gast.Constant) and isinstance(k.value.value, int)):
-                    return self.per_op_loop(value, code, s)
-                if k.value.value >= 0:
-                    k.value = const(k.value.value + 1)
-        given = [a for i, a in enumerate(value.args[1:], start=1) if i < len(params) and params[i] == "axis"] + [
-            k.value for k in value.keywords if k.arg == "axis"]
-        if fn in (np.squeeze, np.cumsum, np.cumprod, np.flip, np.roll) and (
-                not given or isinstance(given[0], gast.Constant) and given[0].value is None):
-            return self.per_op_loop(value, code, s)    # axis=None means all axes of the example
-        return new
-
-    def shift_axis(self, axis, x):
-        if isinstance(axis, gast.Constant) and isinstance(axis.value, int) and axis.value >= 0:
-            return const(axis.value + 1)
-        return _call(rt.baxis, [axis, name(x.id)])
-
-    def matmul(self, a, b):
-        return _call(rt.bmatmul, [a, b, const(self.is_b(a)), const(self.is_b(b))])
-
-    def on_first_example(self, value):
-        """Static facts about shapes (axes, sizes) are the same for every example: read them off the first."""
-        new = clone(value)
-        new.s2s_fn = value.s2s_fn
-
-        def first(node):
-            if self.is_b(node):
-                return gast.Subscript(node, const(0), gast.Load())
-            if isinstance(node, (gast.Tuple, gast.List)):
-                node.elts = [first(e) for e in node.elts]
-            return node
-        new.args = [first(a) for a in new.args]
-        for k in new.keywords:
-            k.value = first(k.value)
-        return self.unbatched(new)
-
-    def shape_query(self, value):
-        fn = value.s2s_fn
-        x = value.args[0]
-        if not self.is_b(x):
-            return value
-        if fn is np.shape:
-            return self.unbatched(_call(rt.bshape, [x]))
-        if fn is np.ndim:
-            return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
-        if fn is np.size:
-            return self.unbatched(_call(rt.bsize, [x]))
-        if fn is builtins.len:
-            return self.unbatched(_call(rt.blen, [x]))
-        return value
-
-    def per_op_loop(self, value, code, s):
-        """bmap(op, args, flags, size): the op applied example by example."""
-        if isinstance(value, gast.Subscript):
-            fn_node = name("getitem_")
-            self.nf.namespace["getitem_"] = _getitem
-            args = [value.value, _index_arg(value.slice)]
-        elif isinstance(value, gast.Call):
-            fn_node = value.func
-            args = list(value.args)
-            if getattr(value, "s2s_fn", None) in _RAGGED_TUPLE_OPS and not any(
-                    k.arg == "compute_uv" and isinstance(k.value, gast.Constant) and k.value.value is False
-                    for k in value.keywords):
-                raise NoArrayForm(f"`{ast_text(value.func)}` returns a tuple of arrays of different shapes "
-                                  "(no stacked form)", s)
-            if any(_names(k.value) & self.batched for k in value.keywords):
-                raise NoArrayForm(f"`{ast_text(value.func)}` with a batched keyword argument", s)
-        else:
-            raise NoArrayForm(f"`{type(value).__name__}`", s)
-        for a in args:
-            if isinstance(a, (gast.Tuple, gast.List)) and _names(a) & self.batched:
-                raise NoArrayForm(f"`{ast_text(fn_node)}` with a batched value inside a tuple/list argument", s)
-        kws = gast.Dict(keys=[const(k.arg) for k in getattr(value, "keywords", [])],
-                        values=[k.value for k in getattr(value, "keywords", [])])
-        flags = gast.Tuple([const(self.is_b(a)) for a in args], gast.Load())
-        return _call(rt.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
 
     def setitem(self, s) -> list:
         tgt = s.targets[0]
@@ -656,7 +364,7 @@ class BatchBuilder:
         value = s.value
         code: list = []
         if _names(tgt.slice):   # a variable index may be an array: per-example semantics at run time
-            code.append(copy_loc(_expr_stmt(_call(rt.bsetitem, [name(arr), _index_arg(tgt.slice), value,
+            code.append(copy_loc(_expr_stmt(_call(rtb.bsetitem, [name(arr), _index_arg(tgt.slice), value,
                                                                 const(self.is_b(value))])), s))
             return code
         index = self.batched_index(clone(tgt.slice))
@@ -665,7 +373,7 @@ class BatchBuilder:
             slot = self.namer.fresh("slot")
             code.append(copy_loc(assign(slot, gast.Subscript(name(arr), clone(index), gast.Load())), s))
             aligned = self.namer.fresh(value.id + "_b")
-            code.append(copy_loc(assign(aligned, _call(rt.balign, [value, gast.Tuple([name(slot)], gast.Load()),
+            code.append(copy_loc(assign(aligned, _call(rtb.balign, [value, gast.Tuple([name(slot)], gast.Load()),
                                                                    gast.Tuple([const(True)], gast.Load())])), s))
             value = name(aligned)
         new = assign(gast.Subscript(name(arr), index, gast.Store()), value)
@@ -680,7 +388,7 @@ class BatchBuilder:
             unpaired = st.id in self.matched and not (isinstance(v, gast.Name) and v.id not in self.unpaired[st.id])
             if st.id in self.batched and not self.is_b(v) and (st.id not in self.matched or unpaired):
                 # (on a matched tape the pop gives a paired value back to an unbatched variable as it is)
-                value = _call(rt.bexpand, [v, name(self.size)])
+                value = _call(rtb.bexpand, [v, name(self.size)])
                 return [copy_loc(_expr_stmt(_call(rt.push, [st, value])), s)]
             return [s]
         if fn is rt.add_at:
@@ -688,7 +396,7 @@ class BatchBuilder:
             if arr.id in self.batched:
                 if _names(index) & self.batched:
                     raise NoArrayForm("an accumulation at a batched index", s)
-                return [copy_loc(_expr_stmt(_call(rt.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
+                return [copy_loc(_expr_stmt(_call(rtb.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
                                                                name(self.size)])), s)]
             return [s]
         if fn is rt.check_unshared and (self.is_b(call.args[0]) != self.is_b(call.args[1]) or any(
@@ -767,7 +475,7 @@ class BatchBuilder:
             merged = self.namer.fresh(v + "_sel")
             if cond in self.batched:
                 mask = self.namer.fresh("c_b")
-                code.append(copy_loc(assign(mask, _call(rt.balign, [
+                code.append(copy_loc(assign(mask, _call(rtb.balign, [
                     name(cond), gast.Tuple([name(a), name(b)], gast.Load()),
                     gast.Tuple([const(a in self.batched), const(b in self.batched)], gast.Load())])), s))
             else:
@@ -818,7 +526,7 @@ class BatchBuilder:
                     c.targets[0].id = tmp
                     body.append(c)
                     mask = self.namer.fresh("mask")
-                    body.append(copy_loc(assign(mask, _call(rt.balign, [
+                    body.append(copy_loc(assign(mask, _call(rtb.balign, [
                         name(active), gast.Tuple([name(tmp)], gast.Load()), gast.Tuple([const(True)], gast.Load())])), st))
                     body.append(copy_loc(assign(v, _call(np.where, [name(mask), name(tmp), name(v)])), st))
                     self.merged.add(v)
@@ -832,23 +540,6 @@ class BatchBuilder:
 
     def _pure_loop_body(self, stmts) -> bool:
         return all(isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) for st in stmts)
-
-
-def _getitem(x, index):
-    return x[index]
-
-
-def _index_arg(index):
-    from .reverse import _index_expr
-    return _index_expr(index)
-
-
-def ast_text(node) -> str:
-    import ast as _ast
-    try:
-        return _ast.unparse(gast.gast_to_ast(node))
-    except Exception:  # pragma: no cover - only for messages
-        return "<expr>"
 
 
 def batch(nf: NormalizedFunction, spec: BatchSpec) -> gast.FunctionDef:

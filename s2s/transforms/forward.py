@@ -17,12 +17,14 @@ import dataclasses
 import gast
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
 from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..rules.table import lookup
-from ..frontend.normalize import NormalizedFunction, assign, const, copy_loc, name, namer_for
-from .reverse import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, _walk_stmts, alias_conflicts,
-                      fresh_arrays, make_owned, op_rule)
+from ..analysis.aliasing import alias_conflicts, fresh_arrays
+from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
+from ..frontend.normalize import NormalizedFunction
+from .common import MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, make_owned, op_rule
 from ..frontend.nodes import clone, iter_nodes
 
 _ZERO_ID = "__s2s_zero_tangent__"
@@ -380,11 +382,11 @@ class ForwardBuilder:
                 self.ensure_owned(arr.id, state, code)
                 code.append(_expr_stmt(_call(rt.add_at, [name(self.tan(arr.id)), clone(index),
                                                          name(self.tan(v.id))])))
-        elif fn is rt.badd_at:
+        elif fn is rtb.badd_at:
             arr, index, v, arr_b, v_b, size = call.args
             if isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO:
                 self.ensure_owned(arr.id, state, code)
-                code.append(_expr_stmt(_call(rt.badd_at, [name(self.tan(arr.id)), clone(index),
+                code.append(_expr_stmt(_call(rtb.badd_at, [name(self.tan(arr.id)), clone(index),
                                                           name(self.tan(v.id))] +
                                              [clone(a) for a in (arr_b, v_b, size)])))
         else:

@@ -44,8 +44,9 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import assign, call_named, const, copy_loc, name
+from ..frontend.ast_build import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
 from ..frontend.nodes import clone, iter_nodes
 
@@ -127,7 +128,7 @@ class Fuser:
                 return False
             if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value):
                 return self.elementwise(node.args[0])
-            if fn is rt.balign:
+            if fn is rtb.balign:
                 return self.balign_is_identity(node) and self.elementwise(node.args[0])
             if fn is rt.expand_reduced:
                 axis = node.args[2] if len(node.args) > 2 else const(None)
@@ -185,7 +186,7 @@ class Fuser:
                     out.append(n.id)
             elif isinstance(n, gast.Call):
                 args = n.args
-                if self.resolve(n) is rt.balign and len(args) == 3 and isinstance(args[1], gast.Tuple):
+                if self.resolve(n) is rtb.balign and len(args) == 3 and isinstance(args[1], gast.Tuple):
                     args = [args[0]] + [p for p, f in zip(args[1].elts, args[2].elts) if _const(f) is True]
                 for a in args:
                     visit(a)
@@ -460,7 +461,7 @@ class Fuser:
         full_rank = max(self.ranks[v] for v in inputs)
         if len({self.ranks[v] for v in inputs if 0 < self.ranks[v] < full_rank}) != 1:
             return None
-        if any(isinstance(n, gast.Call) and self.resolve(n) is rt.balign
+        if any(isinstance(n, gast.Call) and self.resolve(n) is rtb.balign
                for s in run_body for n in iter_nodes(s.value)):
             return None
         cls = {v: "full" if self.ranks[v] == full_rank else "trail" if self.ranks[v] > 0 else "scalar"
@@ -639,7 +640,7 @@ class Fuser:
         if isinstance(node, gast.Call):
             fn = self.resolve(node)
             if fn in (rt.unbroadcast, rt.broadcast_like, rt.stop_gradient, rt.copy_value, rt.expand_reduced,
-                      rt.balign):
+                      rtb.balign):
                 return self.scalar_expr(node.args[0], elem)
             node.args = [self.scalar_expr(a, elem) for a in node.args]
             return node

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import gast
 
-from .. import runtime as rt
+from .. import runtime_batching as rtb
 from ..analysis.resolve import resolve_call
-from ..frontend.normalize import assign, assigned_names, call_named, const, copy_loc, name, names_in
-from ..frontend.nodes import clone, iter_nodes
+from ..frontend.ast_build import assign, assigned_names, call_named, const, copy_loc, name
+from ..frontend.nodes import clone, iter_nodes, names_in
 
-_VJPS = {id(rt.bmatmul_vjp_a): "a", id(rt.bmatmul_vjp_b): "b"}
+_VJPS = {id(rtb.bmatmul_vjp_a): "a", id(rtb.bmatmul_vjp_b): "b"}
 
 
 def _const(node):
@@ -95,7 +95,7 @@ class RowFuser:
     def dot_of(self, stmt, v):
         """(a, b, fa, fb) when `stmt` is `v = bmatmul(a, b, fa, fb)` of two vector parameters."""
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == v
-                and self.resolve(stmt.value) is rt.bmatmul):
+                and self.resolve(stmt.value) is rtb.bmatmul):
             return None
         args = stmt.value.args
         if len(args) != 4 or stmt.value.keywords or not all(isinstance(x, gast.Name) for x in args[:2]):

@@ -25,7 +25,6 @@ unbroadcast, ...), so it can be transformed again: derivatives of any order.
 from __future__ import annotations
 
 import builtins
-import copy
 import dataclasses
 from typing import Any
 
@@ -33,22 +32,18 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
+from .. import runtime_batching as rtb
 from ..analysis.activity import activity
+from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..analysis.remat import rematerializable
+from ..analysis.saves import filter_saves, names_read, saved_candidates, strip_loops_over
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..frontend.normalize import (NormalizedFunction, namer_for, assign, const, copy_loc, name,
-                                  parse_expr, walk_stmts as _walk_stmts)
+from ..frontend.ast_build import namer_for, assign, const, copy_loc, name, walk_stmts as _walk_stmts
+from ..frontend.normalize import NormalizedFunction
 from ..rules.table import lookup
 from ..frontend.nodes import clone, iter_nodes, mentions, names_in
-
-ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
-
-# Operators as the ufuncs whose rules they share.
-BINOP_FN: dict[type, Any] = {
-    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
-    gast.Pow: np.power, gast.MatMult: np.matmul, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide,
-}
-UNARY_FN: dict[type, Any] = {gast.USub: np.negative, gast.UAdd: np.positive}
+from .common import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _index_expr, _join, _rename, _same_shape_as,
+                     make_owned, op_rule)
 
 
 @dataclasses.dataclass
@@ -60,84 +55,6 @@ class ReverseSpec:
     name: str = "grad"
     tapes: str = "single"          # "single": one tape (readable, any order); "per_variable": one typed
                                    # tape per saved value, pushed after assignment (Numba-compilable)
-
-
-def _join(a: str, b: str) -> str:
-    if a == b:
-        return a
-    if MAYBE in (a, b):
-        return MAYBE
-    return SHARED
-
-
-_MISSING_RULE = {
-    "adjoint": ("reverse-mode", "register one with @s2s.custom_vjp or s2s.adjoint, or use an op s2s knows"),
-    "tangent": ("forward-mode", "register one with @s2s.custom_jvp or s2s.tangent, or use an op s2s knows"),
-}
-
-
-def op_rule(builder, value, s, which: str):
-    """The rule, arguments and keywords of an ANF right-hand side (an operator or a call),
-    or None when it carries no derivative.  `which` is "adjoint" or "tangent": a rule
-    without that template is refused at the user's line."""
-    if isinstance(value, gast.BinOp):
-        fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
-    elif isinstance(value, gast.UnaryOp):
-        if isinstance(value.op, gast.Not):
-            return None
-        fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
-    elif isinstance(value, gast.Call):
-        fn = getattr(value, "s2s_fn", None)
-        args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
-    else:
-        raise builder.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
-    rule = lookup(fn)
-    if rule is not None and rule.refused:
-        raise builder.error(NonDifferentiableError, f"s2s does not differentiate `{rule.name}`: {rule.refused}", s,
-                            "wrap its arguments in s2s.stop_gradient(...) if no gradient is wanted")
-    if rule is None or (getattr(rule, which) is None and not rule.nondiff):
-        opname = rule.name if rule else type(getattr(value, "op", value)).__name__
-        mode, hint = _MISSING_RULE[which]
-        raise builder.error(NoRuleError, f"s2s has no {mode} rule for `{opname}`", s, hint)
-    if rule.nondiff:
-        return None
-    return rule, args, kws
-
-
-def make_owned(deriv: str, var: str, state: dict, code: list) -> None:
-    """Make `deriv` (the adjoint or tangent of `var`) an array only it refers to, so it can be
-    updated in place: zeros if it is symbolic, a copy if it may alias, an array if a scalar 0."""
-    st = state.get(var, ZERO)
-    if st == ZERO:
-        code.append(assign(deriv, _call(rt.zeros_like, [name(var)])))
-    elif st == SHARED:
-        code.append(assign(deriv, _call(rt.copy_value, [name(deriv)])))
-    elif st == MAYBE:
-        code.append(assign(deriv, gast.BinOp(name(deriv), gast.Add(), _call(rt.zeros_like, [name(var)]))))
-    state[var] = OWNED
-
-
-def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
-    """A call of `fn` spelled by its rule (or, for a plain helper of s2s.runtime, by its name)."""
-    rule = lookup(fn)
-    spelling = rule.name if rule is not None else fn.__name__
-    call = gast.Call(func=parse_expr(spelling), args=args,
-                     keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
-    call.s2s_fn = fn
-    return call
-
-
-def _same_shape_as(var: str, operands: list) -> bool:
-    """An elementwise op's result has `var`'s shape when every other argument is a literal (a
-    number, a flag: no shape of its own) or `var` itself (`x * 0.5`, `x * x`, `np.clip(x, 0.0, 1.0)`):
-    its cotangent needs no unbroadcast, and the backward sweep no saved value to read a shape from
-    (a scalar loop's pushes and pops halve)."""
-    return all(isinstance(n, gast.Name) and n.id == var or isinstance(n, gast.Constant)
-               and not isinstance(n.value, complex) for n in operands)   # (x * 1j: the real part is x's)
-
-
-def _expr_stmt(call) -> gast.Expr:
-    return gast.Expr(value=call)
 
 
 class ReverseBuilder:
@@ -211,31 +128,6 @@ class ReverseBuilder:
                                          f"assign to a new name, e.g. `j = ...`, and use it instead of "
                                          f"`{s.target.id}`")
 
-    def _saved_candidates(self, body) -> set[str]:
-        counts: dict[str, int] = {}
-        in_loop: set[str] = set()
-
-        def visit(stmts, loop_depth):
-            for s in stmts:
-                if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                    counts[s.targets[0].id] = counts.get(s.targets[0].id, 0) + 1
-                    if loop_depth:
-                        in_loop.add(s.targets[0].id)
-                elif isinstance(s, gast.For):
-                    counts[s.target.id] = counts.get(s.target.id, 0) + 1
-                    if loop_depth:
-                        in_loop.add(s.target.id)
-                    visit(s.body, loop_depth + 1)
-                elif isinstance(s, gast.While):
-                    visit(s.body, loop_depth + 1)
-                elif isinstance(s, gast.If):
-                    visit(s.body, loop_depth)
-                    visit(s.orelse, loop_depth)
-        visit(body, 0)
-        params = set(self.nf.params)
-        return {v for v, c in counts.items() if c > 1 or v in in_loop or (v in params)} | \
-            {v for v in counts if v in params}
-
     # ----- entry ----------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
         fdef = self.nf.node
@@ -244,7 +136,7 @@ class ReverseBuilder:
         assert isinstance(ret, gast.Return)
         out_node, aux_node = self._split_output(ret)
         out_name = out_node.id if isinstance(out_node, gast.Name) else None
-        self.saved = self._saved_candidates(body)
+        self.saved = saved_candidates(body, self.nf.params)
         self._check_aliases(body)
         self._check_loop_variables(body)
         # Loop temporaries the backward sweep recomputes instead of saving.
@@ -308,13 +200,13 @@ class ReverseBuilder:
             copy_loc(s, ret)
 
         # Drop saves/restores of variables the backward sweep never reads.
-        needed = self._names_read(bwd + outs)
+        needed = names_read(bwd + outs)
         # A loop variable needs restoring only if read outside the loops that set it.
         for tgt in {s.target.id for s in _walk_stmts(body) if isinstance(s, gast.For)}:
-            if tgt in self._names_read(_strip_loops_over(bwd + outs, tgt)):
+            if tgt in names_read(strip_loops_over(bwd + outs, tgt)):
                 needed.add("for:" + tgt)
-        fwd = self._filter_saves(fwd, needed)
-        bwd = self._filter_saves(bwd, needed)
+        fwd = filter_saves(fwd, needed)
+        bwd = filter_saves(bwd, needed)
         pre: list = [assign(v, const(None)) for v in sorted(self.preinit) if v in needed]
         used = {n.id for s in fwd + bwd for n in iter_nodes(s) if isinstance(n, gast.Name)}
         for tape in ([self.tape] if self.tape else []) + list(self.tapes.values()):
@@ -468,7 +360,7 @@ class ReverseBuilder:
                  and s.targets[0].id in self.remat]
         if not local:
             return []
-        reads = self._names_read(out)
+        reads = names_read(out)
         keep = []
         for s in reversed(local):
             if s.targets[0].id in reads:
@@ -667,13 +559,13 @@ class ReverseBuilder:
             undo = _expr_stmt(_call(rt.add_at, [name(arr.id), clone(index),
                                                 gast.UnaryOp(gast.USub(), clone(v))]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
-        elif fn is rt.badd_at:        # add_at per example (vmapped code): the same, batch by batch
+        elif fn is rtb.badd_at:        # add_at per example (vmapped code): the same, batch by batch
             arr, index, v, arr_b, v_b, size = call.args
             if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
                     and v.id in self.active:
-                self.accumulate(v.id, _call(rt.badd_at_vjp_v, [name(self.adj(arr.id)), clone(index),
+                self.accumulate(v.id, _call(rtb.badd_at_vjp_v, [name(self.adj(arr.id)), clone(index),
                                                                name(v.id), clone(v_b)]), state, code)
-            undo = _expr_stmt(_call(rt.badd_at, [name(arr.id), clone(index),
+            undo = _expr_stmt(_call(rtb.badd_at, [name(arr.id), clone(index),
                                                  gast.UnaryOp(gast.USub(), clone(v))] +
                                     [clone(a) for a in (arr_b, v_b, size)]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
@@ -798,262 +690,6 @@ class ReverseBuilder:
         loop = copy_loc(gast.For(target=name(self.namer.fresh("_"), gast.Store()), iter=it,
                                  body=body or [gast.Pass()], orelse=[], type_comment=None), s)
         return [copy_loc(assign(trips, self.pop(trips)), s)] + pre + [loop]
-
-    # ----- save filtering ----------------------------------------------------
-    def _names_read(self, stmts) -> set[str]:
-        out = set()
-        for s in _walk_stmts(stmts):
-            if getattr(s, "s2s_save_key", None) is not None:
-                continue
-            for field in ("value", "test", "iter", "targets"):
-                sub = getattr(s, field, None)
-                if sub is None:
-                    continue
-                for node in (sub if isinstance(sub, list) else [sub]):
-                    for n in iter_nodes(node):
-                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                            out.add(n.id)
-                    if isinstance(node, gast.Subscript):   # d[i] = ... reads d and i
-                        for n in iter_nodes(node):
-                            if isinstance(n, gast.Name):
-                                out.add(n.id)
-        return out
-
-    def _filter_saves(self, stmts: list, needed: set[str]) -> list:
-        out = []
-        for s in stmts:
-            key = getattr(s, "s2s_save_key", None)
-            if key is not None and key not in needed:
-                continue
-            for field in ("body", "orelse"):
-                sub = getattr(s, field, None)
-                if isinstance(sub, list) and sub:
-                    new = self._filter_saves(sub, needed)
-                    setattr(s, field, new or [gast.Pass()] if field == "body" else new)
-            out.append(s)
-        return out
-
-
-_VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
-                              np.broadcast_to, np.asarray, np.moveaxis, np.diagonal, np.atleast_1d,
-                              np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90,
-                              np.real, np.imag, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
-                              np.rollaxis, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)}
-
-
-def alias_conflicts(body, read_after: bool = False) -> list:
-    """(statement, name, array) for each whole-array read (`b = a`, a view `b = a[1:]`) of an array
-    that a later write (`a[i] = v`) changes: differentiating through that aliasing is refused.
-    With `read_after`, only where the name is read after the write (code reverse mode generated
-    restores the slots a view was read from, once the view is no longer read: forward mode over it,
-    for hessian, must accept that)."""
-    conflicts: list = []
-    order = _statement_order(body)
-    fresh = _new_array_bindings(order)
-
-    def rebound(arr, i, j) -> bool:
-        return _rebound_between(fresh.get(arr, ()), i, order[i][2], j, order[j][2])
-    writes: dict[str, list[tuple[int, tuple]]] = {}
-    for i, (st, loops, _) in enumerate(order):
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
-            writes.setdefault(st.targets[0].value.id, []).append((i, loops))
-    reads: dict[str, list[int]] = {}
-    if read_after:
-        for k, (st, _, _) in enumerate(order):
-            for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
-                         else [st]):
-                for n in iter_nodes(part):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                        reads.setdefault(n.id, []).append(k)
-    for i, (st, loops, _) in enumerate(order):
-        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
-            continue
-        var = st.targets[0].id
-        for arr in _view_sources(st.value):
-            for j, wloops in writes.get(arr, []):
-                if read_after and not (set(loops) & set(wloops)) and not any(k > j for k in reads.get(var, ())):
-                    continue
-                if (j > i or set(loops) & set(wloops)) and not rebound(arr, i, j):
-                    conflicts.append((st, var, arr))
-                    break
-    return conflicts
-
-
-def fresh_arrays(body) -> set[str]:
-    """Variables every assignment of which makes a new array (safe to write into): an indexed
-    write into one changes no other name's array (forward and reverse mode refuse the others)."""
-    defs: dict[str, list] = {}
-    for s in _walk_stmts(body):
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            defs.setdefault(s.targets[0].id, []).append(s.value)
-    # a temporary read once, to be renamed (`t10 = np.tanh(out); out = t10`), is as new as its value
-    loads: dict[str, int] = {}
-    for n in iter_nodes(gast.Module(body=body, type_ignores=[])):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            loads[n.id] = loads.get(n.id, 0) + 1
-    out: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for var, values in defs.items():
-            if var not in out and all(_new_or_nothing(var, v, out, loads) for v in values):
-                out.add(var)
-                changed = True
-    # or bound to other values only where no write can follow without a new array bound first
-    # (`out = np.zeros(n); out[0] = x; s = np.sum(out); out = y`; the same in a helper inlined in
-    # a loop, where the next pass binds np.zeros(n) again before it writes)
-    order = _statement_order(body)
-    new_at = _new_array_bindings(order, lambda var, value: _new_or_nothing(var, value, out, loads))
-    writes: dict[str, list[int]] = {}
-    others: dict[str, list[int]] = {}      # bindings to values that may be another name's array
-    for i, (st, _, _) in enumerate(order):
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript) \
-                and isinstance(st.targets[0].value, gast.Name):
-            writes.setdefault(st.targets[0].value.id, []).append(i)
-        elif isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) \
-                and i not in {k for k, _ in new_at.get(st.targets[0].id, ())}:
-            others.setdefault(st.targets[0].id, []).append(i)
-    for var, ws in writes.items():
-        if var in out or var not in new_at:
-            continue
-        fresh_at = new_at[var]
-        # the function's entry binds every name to what it was given (or to nothing)
-        if any(not _rebound_between(fresh_at, -1, (), j, order[j][2]) for j in ws):
-            continue
-        if all(not _reaches(order, k, j) or _rebound_between(fresh_at, k, order[k][2], j, order[j][2])
-               for k in others.get(var, ()) for j in ws):
-            out.add(var)
-    return out
-
-
-def _statement_order(body) -> list:
-    """(statement, the loops around it, its block context) in program order.  The context names
-    each loop and each branch of an `if` the statement is in, outermost first."""
-    order: list = []
-
-    def visit(stmts, loops, ctx):
-        for st in stmts:
-            order.append((st, loops, ctx))
-            if isinstance(st, (gast.For, gast.While)):
-                visit(st.body, loops + (id(st),), ctx + (("loop", id(st)),))
-            elif isinstance(st, gast.If):
-                visit(st.body, loops, ctx + (("if", id(st), 0),))
-                visit(st.orelse, loops, ctx + (("if", id(st), 1),))
-    visit(body, (), ())
-    return order
-
-
-def _new_or_nothing(var: str, value, fresh_names: set, loads: dict) -> bool:
-    """`var = value` binds var to a new array, to a temporary of `fresh_names` read only here (to be
-    renamed: `t10 = np.tanh(out); out = t10`), or to no array: None (the `out = None` a reverse sweep
-    starts with) or var itself (`out = out`)."""
-    if isinstance(value, gast.Name):
-        return value.id == var or value.id in fresh_names and loads.get(value.id) == 1
-    return _allocates(value) or isinstance(value, gast.Constant) and value.value is None
-
-
-def _new_array_bindings(order, binds_new=lambda var, value: _allocates(value)) -> dict[str, list[tuple[int, tuple]]]:
-    """name -> (position, block context) of each statement binding it to a new array."""
-    out: dict[str, list[tuple[int, tuple]]] = {}
-    for i, (st, _, ctx) in enumerate(order):
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name) and binds_new(st.targets[0].id, st.value):
-            out.setdefault(st.targets[0].id, []).append((i, ctx))
-    return out
-
-
-def _shared_context(a: tuple, b: tuple) -> tuple:
-    shared = []
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        shared.append(x)
-    return tuple(shared)
-
-
-def _rebound_between(fresh_at, i: int, ctx_i: tuple, j: int, ctx_j: tuple) -> bool:
-    """Whether one of the bindings `fresh_at` runs on every path from statement i to statement j
-    (normalized code has no jumps: a block, once entered, runs to its end):
-    - one unconditional in the innermost block both are in, between them or, where j comes first,
-      around a loop of that block;
-    - or one unconditional in a block around j but not around i, before j: reaching j from i
-      enters that block (a loop: an iteration) at its start."""
-    shared = _shared_context(ctx_i, ctx_j)
-    looped = any(e[0] == "loop" for e in shared)
-    for k, ctx_k in fresh_at:
-        if ctx_k == shared:
-            if (i < k < j) if j > i else (looped and (k > i or k < j)):
-                return True
-        elif len(ctx_k) > len(shared) and ctx_j[:len(ctx_k)] == ctx_k and k < j:
-            return True
-    return False
-
-
-def _reaches(order, k: int, j: int) -> bool:
-    """Whether statement j may run after statement k (later in the code, or in a loop around both)."""
-    return j > k or bool(set(order[k][1]) & set(order[j][1]))
-
-
-def _allocates(value) -> bool:
-    """The value is a newly allocated array (safe to write into without aliasing)."""
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-        return True
-    if isinstance(value, gast.Call):
-        fn = getattr(value, "s2s_fn", None)
-        rule = lookup(fn)
-        return rule is not None and (rule.fresh or (id(fn) not in _VIEW_OPS and not rule.nondiff))
-    return False
-
-
-def _view_sources(value) -> list[str]:
-    """Arrays whose memory `value` may share."""
-    if isinstance(value, gast.Name):
-        return [value.id]
-    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
-        if any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, Ellipsis))
-               for p in parts):
-            return [value.value.id]
-        return []
-    if isinstance(value, gast.Call) and id(getattr(value, "s2s_fn", None)) in _VIEW_OPS:
-        return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
-    return []
-
-
-def _strip_loops_over(stmts: list, target: str) -> list:
-    """The statements with every `for target in ...` loop (and its body) left out."""
-    out = []
-    for s in stmts:
-        if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and s.target.id == target:
-            continue
-        if isinstance(s, (gast.If, gast.For, gast.While)):
-            s = copy.copy(s)
-            s.body = _strip_loops_over(s.body, target)
-            if hasattr(s, "orelse"):
-                s.orelse = _strip_loops_over(s.orelse, target)
-        out.append(s)
-    return out
-
-
-def _rename(node, mapping: dict[str, str]):
-    if node is None:
-        return None
-    node = clone(node)
-    for n in iter_nodes(node):
-        if isinstance(n, gast.Name) and n.id in mapping:
-            n.id = mapping[n.id]
-    return node
-
-
-def _index_expr(index):
-    """An index node as an expression usable as a call argument (slices -> slice())."""
-    if isinstance(index, gast.Slice):
-        parts = [p if p is not None else const(None) for p in (index.lower, index.upper, index.step)]
-        call = gast.Call(func=name("slice"), args=[clone(p) for p in parts], keywords=[])
-        call.s2s_fn = builtins.slice
-        return call
-    if isinstance(index, gast.Tuple):
-        return gast.Tuple([_index_expr(e) for e in index.elts], gast.Load())
-    return clone(index)
 
 
 def reverse(nf: NormalizedFunction, spec: ReverseSpec) -> gast.FunctionDef:

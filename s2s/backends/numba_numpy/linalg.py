@@ -7,8 +7,8 @@ solve, cholesky(upper=), eigvalsh/eigh(UPLO=), qr, svd(compute_uv=, full_matrice
 Numba's np.linalg takes one 2-d matrix, so stacks loop over it.  Integer and bool inputs are
 promoted the way NumPy promotes them (products keep the integer type; np.linalg works in float64).
 
-Also the Numba versions of the adjoint helpers of these ops (s2s.ophelpers) whose plain bodies
-use Python lists or rank-changing calls Numba cannot type.
+Also the Numba versions of the adjoint helpers of these ops (s2s/rules/products_helpers.py and
+linalg_helpers.py) whose plain bodies use Python lists or rank-changing calls Numba cannot type.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from numba.extending import overload as _nb_overload
 from numba.np import linalg as _nblinalg
 from numba.np.numpy_support import as_dtype, from_dtype
 
-from ... import ophelpers as oh
+from ...rules import linalg_helpers as lh
+from ...rules import products_helpers as ph
 from ..numba_lower import _blas_operand, _impl_from_source, _is_array, _is_none, compiled_helper, overload
 from . import flag_value, literal_value, standin
 
@@ -482,7 +483,7 @@ def _einsum_source(subscripts: str, ndims: list[int]):
     if rhs_given is not None and (any(not (ch.isalpha() or ch == ".") for ch in rhs_given)
                                   or len(set(rhs_given.replace("...", ""))) != len(rhs_given.replace("...", ""))):
         raise TypingError(f"np.einsum: output subscripts of {subscripts!r} not covered in compiled code")
-    ins, rhs = oh._einsum_parse(subscripts, ndims)
+    ins, rhs = ph._einsum_parse(subscripts, ndims)
     # the letters standing for ellipsis axes (those _einsum_parse chose)
     ell_letters = set("".join(ins)) - set(lhs.replace("...", "").replace(",", ""))
     for ch in rhs:
@@ -994,7 +995,7 @@ def _matmul_operator(a, b):
 
 
 # ===================================================================================================
-# Adjoint helpers of these ops (s2s.ophelpers / s2s.runtime) whose plain bodies Numba cannot type
+# Adjoint helpers of these ops (s2s.rules.*_helpers / s2s.runtime) whose plain bodies Numba cannot type
 # ===================================================================================================
 from ... import runtime as rt  # noqa: E402
 from . import STANDINS  # noqa: E402
@@ -1045,7 +1046,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
         return None
     dummy_a, dummy_b = np.empty((1,) * a.ndim), np.empty((1,) * b.ndim)
     try:
-        (ca, cb), perm = oh.tensordot_vjp_plan(dummy_a, dummy_b, axes, which)
+        (ca, cb), perm = ph.tensordot_vjp_plan(dummy_a, dummy_b, axes, which)
     except Exception:
         return None
     gnd = _ndim(g)
@@ -1071,8 +1072,8 @@ def _tdvjp_lower(which):
     return lower
 
 
-overload(oh.tensordot_vjp_a)(_tdvjp_lower(0))
-overload(oh.tensordot_vjp_b)(_tdvjp_lower(1))
+overload(ph.tensordot_vjp_a)(_tdvjp_lower(0))
+overload(ph.tensordot_vjp_b)(_tdvjp_lower(1))
 
 
 def _pair_vjp_lower(which, axes_of, scalar_other):
@@ -1109,10 +1110,10 @@ def _dot_any_lower(which, other):
     return lower
 
 
-overload(oh.dot_vjp_any_a)(_dot_any_lower(0, "b"))
-overload(oh.dot_vjp_any_b)(_dot_any_lower(1, "a"))
-overload(oh.inner_vjp_a)(_pair_vjp_lower(0, _inner_axes, "b"))
-overload(oh.inner_vjp_b)(_pair_vjp_lower(1, _inner_axes, "a"))
+overload(ph.dot_vjp_any_a)(_dot_any_lower(0, "b"))
+overload(ph.dot_vjp_any_b)(_dot_any_lower(1, "a"))
+overload(ph.inner_vjp_a)(_pair_vjp_lower(0, _inner_axes, "b"))
+overload(ph.inner_vjp_b)(_pair_vjp_lower(1, _inner_axes, "a"))
 
 
 # ----- matmul of stacks (runtime.matmul_vjp_a/_b; numba_lower covers 1-d and 2-d) -------------------
@@ -1168,8 +1169,8 @@ def _outer_vjp_lower(side):
     return lower
 
 
-overload(oh.outer_vjp_a)(_outer_vjp_lower("a"))
-overload(oh.outer_vjp_b)(_outer_vjp_lower("b"))
+overload(ph.outer_vjp_a)(_outer_vjp_lower("a"))
+overload(ph.outer_vjp_b)(_outer_vjp_lower("b"))
 
 
 def _kron_vjp_lower(side):
@@ -1211,12 +1212,12 @@ def _kron_vjp_lower(side):
     return lower
 
 
-overload(oh.kron_vjp_a)(_kron_vjp_lower("a"))
-overload(oh.kron_vjp_b)(_kron_vjp_lower("b"))
+overload(ph.kron_vjp_a)(_kron_vjp_lower("a"))
+overload(ph.kron_vjp_b)(_kron_vjp_lower("b"))
 
 
 # ----- einsum ---------------------------------------------------------------------------------------
-@overload(oh.einsum_vjp)
+@overload(ph.einsum_vjp)
 def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     if not isinstance(subscripts, types.StringLiteral) or not isinstance(k, types.IntegerLiteral):
         return None
@@ -1224,9 +1225,9 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     if not all(_is_array(t) for t in ops) or not (_is_array(g) or isinstance(g, types.Number)):
         return None
     kk = k.literal_value
-    ins, out = oh._einsum_parse(subscripts.literal_value, [t.ndim for t in ops])
+    ins, out = ph._einsum_parse(subscripts.literal_value, [t.ndim for t in ops])
     letters_k = ins[kk]
-    others, _, distinct, result, spec = oh._einsum_cotangent_letters(ins, out, kk)
+    others, _, distinct, result, spec = ph._einsum_cotangent_letters(ins, out, kk)
     names = ["a", "b", "c"]
     x = names[kk]
     # a full contraction's cotangent is a number (`np.einsum("i,i->", x, y)`): einsum takes arrays
@@ -1246,7 +1247,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
 
 
 # ----- diag, det, solve --------------------------------------------------------------------------------
-@overload(oh.trace_vjp)
+@overload(ph.trace_vjp)
 def _trace_vjp(g, a, offset=0, axis1=0, axis2=1):
     """g on the offset diagonal of a's (axis1, axis2) plane, zeros elsewhere."""
     if not _is_array(a) or a.ndim < 2:
@@ -1274,7 +1275,7 @@ def _trace_vjp(g, a, offset=0, axis1=0, axis2=1):
     return _impl_from_source(src, {"np": np})
 
 
-@overload(oh.diag_vjp)
+@overload(ph.diag_vjp)
 def _diag_vjp(g, v, k=0):
     if not (_is_array(v) and _is_array(g)) or v.ndim not in (1, 2):
         return None
@@ -1292,7 +1293,7 @@ def _diag_vjp(g, v, k=0):
     return impl
 
 
-@overload(oh.det_vjp)
+@overload(lh.det_vjp)
 def _det_vjp(g, a, y):
     if not _is_array(a) or a.ndim < 2:
         return None
@@ -1318,14 +1319,14 @@ def _solve_like_ol(a, rhs, b):
     return lambda a, rhs, b: _SOLVE(a, rhs)
 
 
-@overload(oh.solve_vjp_b)
+@overload(lh.solve_vjp_b)
 def _solve_vjp_b(g, a, b):
     if not (_is_array(a) and _is_array(b) and _is_array(g)):
         return None
     return lambda g, a, b: rt.unbroadcast(_solve_like(np.swapaxes(a, -1, -2), g, b), b)
 
 
-@overload(oh.solve_vjp_a)
+@overload(lh.solve_vjp_a)
 def _solve_vjp_a(g, a, b, y):
     if not (_is_array(a) and _is_array(b) and _is_array(g)):
         return None
@@ -1342,7 +1343,7 @@ def _solve_vjp_a(g, a, b, y):
 
 
 # ----- eigh / svd ------------------------------------------------------------------------------------
-@overload(oh.off_diagonal_inverse)
+@overload(lh.off_diagonal_inverse)
 def _off_diagonal_inverse(w):
     if not _is_array(w) or w.ndim < 1:
         return None
@@ -1360,7 +1361,7 @@ def _off_diagonal_inverse(w):
     return impl
 
 
-@overload(oh.svdvals_vjp)
+@overload(lh.svdvals_vjp)
 def _svdvals_vjp(g, a):
     if not (_is_array(a) and _is_array(g)) or a.ndim < 2:
         return None
@@ -1371,27 +1372,27 @@ def _svdvals_vjp(g, a):
     return impl
 
 
-@overload(oh.svd_vjp)
+@overload(lh.svd_vjp)
 def _svd_vjp(g, a, y, full_matrices=True, compute_uv=True, hermitian=False):
     uv = flag_value(compute_uv)
     if uv is None:
         return None
     if not uv:
-        return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: oh.svdvals_vjp(g, a)
-    triple = compiled_helper(oh.svd_triple_vjp)      # (the Python helper branches on compute_uv at run time)
+        return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: lh.svdvals_vjp(g, a)
+    triple = compiled_helper(lh.svd_triple_vjp)      # (the Python helper branches on compute_uv at run time)
     return lambda g, a, y, full_matrices=True, compute_uv=True, hermitian=False: \
         triple(g[0], g[1], g[2], y[0], y[1], y[2])
 
 
-@overload(oh.svd_tangent)
+@overload(lh.svd_tangent)
 def _svd_tangent(ta, a, y, full_matrices=True, compute_uv=True, hermitian=False):
     uv = flag_value(compute_uv)
     if uv is None:
         return None
     if not uv:
-        values = compiled_helper(oh.svdvals_tangent)
+        values = compiled_helper(lh.svdvals_tangent)
         return lambda ta, a, y, full_matrices=True, compute_uv=True, hermitian=False: values(ta, a)
-    triple = compiled_helper(oh.svd_triple_tangent)
+    triple = compiled_helper(lh.svd_triple_tangent)
     return lambda ta, a, y, full_matrices=True, compute_uv=True, hermitian=False: triple(ta, y[0], y[1], y[2])
 
 
@@ -1427,21 +1428,21 @@ def _cross_vjp_lower(side):
     return lower
 
 
-overload(oh.cross_vjp_a)(_cross_vjp_lower("a"))
-overload(oh.cross_vjp_b)(_cross_vjp_lower("b"))
+overload(ph.cross_vjp_a)(_cross_vjp_lower("a"))
+overload(ph.cross_vjp_b)(_cross_vjp_lower("b"))
 
 
 # ----- einsum_operands (forward mode's einsum with its unused operands left out) --------------------
 _einsum_standin = STANDINS[id(np.einsum)]
 
 
-@overload(oh.einsum_operands, prefer_literal=True)
+@overload(ph.einsum_operands, prefer_literal=True)
 def _einsum_operands(subscripts, a, b=None, c=None):
     """The operand count is read from the constant subscripts at typing time (the Python helper
     branches on it at run time, and Numba would type every branch)."""
     if not isinstance(subscripts, types.StringLiteral):
         return None
-    n = oh.einsum_count(subscripts.literal_value)
+    n = ph.einsum_count(subscripts.literal_value)
     if n == 1:
         return lambda subscripts, a, b=None, c=None: _einsum_standin(subscripts, a)
     if n == 2:
@@ -1451,37 +1452,37 @@ def _einsum_operands(subscripts, a, b=None, c=None):
     return None
 
 
-@overload(oh.einsum_with, prefer_literal=True)
+@overload(ph.einsum_with, prefer_literal=True)
 def _einsum_with(subscripts, k, x, a, b=None, c=None):
     """Which operand x replaces is read from the constant k at typing time (the Python helper
     branches on it, and Numba would type every branch: an operand may be None)."""
     kk = literal_value(k)
     if kk == 0:
-        return lambda subscripts, k, x, a, b=None, c=None: oh.einsum_operands(subscripts, x, b, c)
+        return lambda subscripts, k, x, a, b=None, c=None: ph.einsum_operands(subscripts, x, b, c)
     if kk == 1:
-        return lambda subscripts, k, x, a, b=None, c=None: oh.einsum_operands(subscripts, a, x, c)
+        return lambda subscripts, k, x, a, b=None, c=None: ph.einsum_operands(subscripts, a, x, c)
     if kk == 2:
-        return lambda subscripts, k, x, a, b=None, c=None: oh.einsum_operands(subscripts, a, b, x)
+        return lambda subscripts, k, x, a, b=None, c=None: ph.einsum_operands(subscripts, a, b, x)
     return None
 
 
-@overload(oh.einsum_vjp_swap, prefer_literal=True)
+@overload(ph.einsum_vjp_swap, prefer_literal=True)
 def _einsum_vjp_swap(g, subscripts, k, j, x, a, b=None, c=None):
     kk, jj = literal_value(k), literal_value(j)
     if not isinstance(kk, int) or not isinstance(jj, int):
         return None
     if jj == kk:
-        return lambda g, subscripts, k, j, x, a, b=None, c=None: 0.0 * oh.einsum_vjp(g, subscripts, k, a, b, c)
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: 0.0 * ph.einsum_vjp(g, subscripts, k, a, b, c)
     if jj == 0:
-        return lambda g, subscripts, k, j, x, a, b=None, c=None: oh.einsum_vjp(g, subscripts, k, x, b, c)
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: ph.einsum_vjp(g, subscripts, k, x, b, c)
     if jj == 1:
-        return lambda g, subscripts, k, j, x, a, b=None, c=None: oh.einsum_vjp(g, subscripts, k, a, x, c)
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: ph.einsum_vjp(g, subscripts, k, a, x, c)
     if jj == 2:
-        return lambda g, subscripts, k, j, x, a, b=None, c=None: oh.einsum_vjp(g, subscripts, k, a, b, x)
+        return lambda g, subscripts, k, j, x, a, b=None, c=None: ph.einsum_vjp(g, subscripts, k, a, b, x)
     return None
 
 
-# ----- eig / eigvals of real matrices with real eigenvalues (s2s.ophelpers.eig_values / eig_vectors) --
+# ----- eig / eigvals of real matrices with real eigenvalues (linalg_helpers.eig_values / eig_vectors) --
 # Numba's np.linalg.eig (LAPACK geev, as NumPy's) of one real matrix; complex eigenvalues raise its
 # ValueError ("eig() argument must not cause a domain change"), never a silent answer.
 def _eig_part(k: int):
@@ -1510,5 +1511,5 @@ def _eig_part(k: int):
     return lower
 
 
-overload(oh.eig_values)(_eig_part(0))
-overload(oh.eig_vectors)(_eig_part(1))
+overload(lh.eig_values)(_eig_part(0))
+overload(lh.eig_vectors)(_eig_part(1))

@@ -6,7 +6,7 @@ with axis, ddof and keepdims; np.cumsum / np.cumprod with an axis; np.average wi
 weights, returned and keepdims; np.linalg.norm (every ord NumPy accepts for real input, axis
 None / int / pair, keepdims); np.trace and np.diagonal with offset and any axis pair; np.clip
 with keyword bounds (min=, max=), None and array bounds.  Overloads of the s2s helpers
-`ophelpers.norm_grad` and `ophelpers.clip_share` (their plain versions do not compile).
+`reduction_helpers.norm_grad` and `elementwise_helpers.clip_share` (their plain versions do not compile).
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload as nb_overload
 
-from ... import ophelpers as oh
+from ...rules import elementwise_helpers as eh
+from ...rules import reduction_helpers as rh
 from ..numba_lower import (is_float_sequence, stack_sequence, _impl_from_source, _is_array, _is_none, _kept_shape, _n_reduced, _reduced_flat_index,
                            overload, reduce_max, reduce_min, reduce_sum)
 from . import flag_value, literal_value, standin
@@ -855,7 +856,7 @@ def _expand_to_impl(y, shape):
 
 
 def _hits(v, ye, ax):
-    """Weights 1/count where v attains ye along ax (ties split), else 0 (oh.norm_hits)."""
+    """Weights 1/count where v attains ye along ax (ties split), else 0 (rh.norm_hits)."""
     raise NotImplementedError
 
 
@@ -867,7 +868,7 @@ def _hits_impl(v, ye, ax):
     return impl
 
 
-@overload(oh.norm_grad)
+@overload(rh.norm_grad)
 def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
     """dy/dx of y = np.linalg.norm(x, ord, axis, keepdims), x-shaped."""
     if flag_value(keepdims) is None:
@@ -1072,7 +1073,7 @@ def _clip(a, a_min=None, a_max=None, out=None, min=None, max=None):  # noqa: A00
         f"def impl(a, a_min=None, a_max=None, out=None, min=None, max=None):\n    return {expr}\n")
 
 
-@overload(oh.clip_share)
+@overload(eh.clip_share)
 def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa: A002
     w = literal_value(which, default=None)
     if not isinstance(w, int):

@@ -3,7 +3,7 @@
 np.reshape (order C/F/A), squeeze / expand_dims with literal axes, atleast_1d/2d/3d, tile, repeat
 (axis), concatenate / stack / hstack / vstack / dstack / column_stack of lists and tuples, np.array of
 a list of arrays, flip / roll / rot90 / sort / argsort / diff / take with axes, pad (constant, edge,
-reflect, symmetric, wrap); and Numba versions of the adjoint helpers of these ops (s2s.ophelpers:
+reflect, symmetric, wrap); and Numba versions of the adjoint helpers of these ops (s2s.rules.shape_helpers:
 tile_vjp, repeat_vjp, concatenate_vjp & co., split_vjp, pad_vjp, sort_vjp, diff_vjp, take_vjp,
 take_along_axis_vjp, negated; s2s.runtime.astype).
 
@@ -20,7 +20,8 @@ from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.np.numpy_support import as_dtype
 
-from ... import ophelpers as oh
+from ...rules import reduction_helpers as rh
+from ...rules import shape_helpers as sh
 from ... import runtime as rt
 from ..numba_lower import _is_array, _is_none
 from ..numba_lower import overload as helper_overload
@@ -652,7 +653,7 @@ def _roll(a, shift, axis=None):
     return _make(src + f"    return {cur}\n")
 
 
-@helper_overload(oh.negated)
+@helper_overload(sh.negated)
 def _negated(v):
     if _is_int(v) or isinstance(v, types.Number):
         return lambda v: -v
@@ -811,7 +812,7 @@ def _pad(array, pad_width, mode="constant", constant_values=0, end_values=0, ref
     return _make(src)
 
 
-@helper_overload(oh.pad_vjp)
+@helper_overload(sh.pad_vjp)
 def _pad_vjp(g, array, pad_width, mode="constant"):
     md = _const(mode)
     if md not in _PAD_MODES:
@@ -833,7 +834,7 @@ def _pad_vjp(g, array, pad_width, mode="constant"):
     return _make(src)
 
 
-@helper_overload(oh.pad_value_vjp)
+@helper_overload(sh.pad_value_vjp)
 def _pad_value_vjp(g, array, pad_width):
     setup = _pad_setup(array, pad_width, "np.pad")
     if setup is None or not _is_array(g):
@@ -892,7 +893,7 @@ standin(np.sort)(_sort_typer(False))
 standin(np.argsort)(_sort_typer(True))
 
 
-@helper_overload(oh.sort_vjp)
+@helper_overload(sh.sort_vjp)
 def _sort_vjp(g, a, axis=-1):
     if not (_is_array(a) and _is_array(g)):
         return None
@@ -975,7 +976,7 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
     return _make(src)
 
 
-@helper_overload(oh.diff_vjp)
+@helper_overload(sh.diff_vjp)
 def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
     if not (_is_array(a) and _is_array(g)) or not _is_int(n):
         return None
@@ -1010,7 +1011,7 @@ def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
     return _make(src)
 
 
-@helper_overload(oh.diff_tangent)
+@helper_overload(sh.diff_tangent)
 def _diff_tangent(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     """np.diff is linear: the diff of the concatenation with part `which` replaced by its tangent
     and the other parts by zeros (np.diff's own stand-in broadcasts the prepend/append values)."""
@@ -1092,7 +1093,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
                  f"    return res.reshape(indices.shape + rest).transpose({order})\n")
 
 
-@helper_overload(oh.take_vjp)
+@helper_overload(sh.take_vjp)
 def _take_vjp(g, a, indices, axis=None, mode="raise"):
     md = _const(mode)
     kind = _take_index_kind(indices)
@@ -1125,7 +1126,7 @@ def _take_vjp(g, a, indices, axis=None, mode="raise"):
     return _make(src + f"    return np.ascontiguousarray(out.reshape((n,) + rest).transpose({inv}))\n")
 
 
-@helper_overload(oh.take_along_axis_vjp)
+@helper_overload(sh.take_along_axis_vjp)
 def _take_along_axis_vjp(g, arr, indices, axis=-1):
     if not (_is_array(arr) and _is_array(g) and _is_array(indices)):
         return None
@@ -1153,7 +1154,7 @@ def _take_along_axis_vjp(g, arr, indices, axis=-1):
 
 
 # ===== adjoints of tile / repeat / joins / split ================================================
-@helper_overload(oh.tile_vjp)
+@helper_overload(sh.tile_vjp)
 def _tile_vjp(g, A, reps):
     r = _int_parts(reps, "reps")
     if r is None:
@@ -1172,7 +1173,7 @@ def _tile_vjp(g, A, reps):
     return _make(src, reduce_sum=reduce_sum)
 
 
-@helper_overload(oh.repeat_vjp)
+@helper_overload(sh.repeat_vjp)
 def _repeat_vjp(g, a, repeats, axis=None):
     if not (_is_array(a) or _is_number(a)) or not _is_array(g):
         return None
@@ -1242,7 +1243,7 @@ def _pieces_source(seq, argname, pre, axis, what, sig, reshape_back=True):
     return src
 
 
-@helper_overload(oh.concatenate_vjp)
+@helper_overload(sh.concatenate_vjp)
 def _concatenate_vjp(g, arrays, axis=0):
     ax = _const(axis)
     if ax is _NOT or not _is_array(g):
@@ -1251,7 +1252,7 @@ def _concatenate_vjp(g, arrays, axis=0):
     return None if src is None else _make(src)
 
 
-@helper_overload(oh.stack_vjp)
+@helper_overload(sh.stack_vjp)
 def _stack_vjp(g, arrays, axis=0):
     ax = _const(axis)
     if not isinstance(ax, int) or not _is_array(g):
@@ -1269,9 +1270,9 @@ def _stack_like_vjp(pre, axis):
     return typer
 
 
-helper_overload(oh.hstack_vjp)(_stack_like_vjp("atleast_1d", "hstack"))
-helper_overload(oh.vstack_vjp)(_stack_like_vjp("atleast_2d", 0))
-helper_overload(oh.column_stack_vjp)(_stack_like_vjp("column", 1))
+helper_overload(sh.hstack_vjp)(_stack_like_vjp("atleast_1d", "hstack"))
+helper_overload(sh.vstack_vjp)(_stack_like_vjp("atleast_2d", 0))
+helper_overload(sh.column_stack_vjp)(_stack_like_vjp("column", 1))
 
 
 @numba.njit(cache=True)
@@ -1309,7 +1310,7 @@ def _split_bounds_impl(n, ios):
     return lambda n, ios: _split_bounds_seq(n, ios)
 
 
-@helper_overload(oh.split_vjp)
+@helper_overload(sh.split_vjp)
 def _split_vjp(g, ary, indices_or_sections, axis=0):
     if not _is_array(ary) or not isinstance(g, (types.List, types.ListType, types.BaseTuple)):
         return None
@@ -1388,7 +1389,7 @@ def _n_reduced(axis, nd: int) -> int:
     return 1
 
 
-@helper_overload(oh.reduce_perm)
+@helper_overload(rh.reduce_perm)
 def _reduce_perm(x, axis=None):
     if not _is_array(x) or x.ndim == 0:
         return None
@@ -1404,7 +1405,7 @@ def _reduce_perm(x, axis=None):
                  "            j += 1\n    return out\n")
 
 
-@helper_overload(oh.reduce_flat_shape)
+@helper_overload(rh.reduce_flat_shape)
 def _reduce_flat_shape(x, axis=None):
     if not _is_array(x) or x.ndim == 0:
         return None
@@ -1418,7 +1419,7 @@ def _reduce_flat_shape(x, axis=None):
                  "            j += 1\n    return tuple_setitem(out, j, -1)\n")
 
 
-@helper_overload(oh.kept_shape)
+@helper_overload(rh.kept_shape)
 def _kept_shape_helper(x, axis=None):
     if not _is_array(x) or x.ndim == 0:
         return None
@@ -1431,7 +1432,7 @@ def _kept_shape_helper(x, axis=None):
                  "    return out\n")
 
 
-@helper_overload(oh.quantile_weights)
+@helper_overload(rh.quantile_weights)
 def _quantile_weights(q, shape, method="linear"):
     if not isinstance(shape, types.BaseTuple) or len(shape.types) == 0:
         return None

@@ -1,0 +1,144 @@
+"""Split containers: a tuple, list, dict or record built in the function becomes one variable per
+element.
+
+`parts = [a, b]` binds `parts_0 = a; parts_1 = b` and records `aggregates["parts"] == ["parts_0",
+"parts_1"]` (and in `agg_meta` the container's kind, keys and record class); nested containers
+split recursively. Rebinding a container rebinds its elements (old values copied first, so
+`t = (t[1], t[0])` swaps). An element read with a constant index, key, field or slice
+(`parts[1]`, `d["w"]`, `params.w`, `parts[1:]`) reads the element variables. Inside the pass a
+container value is a `_literal`: a gast Tuple of atoms carrying `(kind, keys, record class)` in
+`s2s_meta`; `emit_literal` writes it as real syntax (a tuple, a list, a dict literal or
+`build_record(cls, ...)`) where a value is needed whole.
+
+Invariant left for the next pass: no variable holds a tuple, list or dict the function builds;
+such a container appears only as a literal of atoms where it is used whole (a call argument, tuple
+arithmetic with a run-time tuple such as a shape, the returned value), so the transforms see each
+element as its own variable.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from .. import runtime as rt
+from ..errors import UnsupportedSyntaxError
+from .ast_build import assign, const, name
+from .nodes import names_in
+
+
+class SplitContainers:
+    """Container part of `Normalizer` (normalize.py). State it uses: `aggregates`, `agg_meta`, `namer`;
+    methods of the other parts: `arg_atom` (anf.py), `call_rule` (inlining.py), `error`."""
+
+    def assign_aggregate(self, var: str, elts: list, out: list, s, meta: tuple = ("tuple", None, None)) -> None:
+        """var = (e0, e1, ...): one variable per element (elements not yet normalized)."""
+        atoms = [self.arg_atom(e, out) for e in elts]
+        self.bind_value(var, _literal(atoms, meta), out, s)
+
+    def all_elements(self, var: str) -> set[str]:
+        out = set()
+        for e in self.aggregates.get(var, []):
+            out.add(e)
+            out |= self.all_elements(e)
+        return out
+
+    def bind_value(self, var: str, value, out: list, s) -> None:
+        """Assign an already-normalized value (atom or tuple literal of atoms) to var."""
+        if not isinstance(value, (gast.Tuple, gast.List)):
+            if var in self.aggregates:
+                raise self.error(UnsupportedSyntaxError, "a variable holds a tuple/list in one place and a single value in another",
+                                 s, "use different variable names for the tuple and the value")
+            out.append(assign(var, value, s))
+            return
+        elems = self.aggregates.get(var)
+        meta = getattr(value, "s2s_meta", None) or ("list" if isinstance(value, gast.List) else "tuple", None, None)
+        if elems is None:
+            base = var.rstrip("_")
+            keys = meta[1]
+            elems = [self.namer.fresh(f"{base}_{keys[i]}" if keys and str(keys[i]).isidentifier() else f"{base}_{i}")
+                     for i in range(len(value.elts))]
+            self.aggregates[var] = elems
+            self.agg_meta[var] = meta
+        elif len(elems) != len(value.elts):
+            raise self.error(UnsupportedSyntaxError, "a variable holds tuples/lists of different lengths", s)
+        # Copy old elements first so `t = (t[1], t[0])` reads the old values.
+        own = self.all_elements(var)
+        staged = []
+        for v in value.elts:
+            if isinstance(v, gast.Name) and v.id in own:
+                tmp = self.namer.temp()
+                out.append(assign(tmp, v, s))
+                v = name(tmp)
+            elif isinstance(v, (gast.Tuple, gast.List)) and names_in(v) & own:
+                raise self.error(UnsupportedSyntaxError, "nested tuple refers to itself", s)
+            staged.append(v)
+        for e, v in zip(elems, staged):
+            self.bind_value(e, v, out, s)
+
+    def aggregate_or_name(self, var: str) -> Any:
+        """A split container as a literal of its element variables (keeps its kind and keys)."""
+        if var in self.aggregates:
+            return _literal([self.aggregate_or_name(e) for e in self.aggregates[var]],
+                            self.agg_meta.get(var, ("tuple", None, None)))
+        return name(var)
+
+    def emit_literal(self, node) -> Any:
+        """Container literals as real syntax: tuple, list, dict or a record constructor."""
+        if not isinstance(node, (gast.Tuple, gast.List)):
+            return node
+        kind, keys, cls = getattr(node, "s2s_meta", None) or (
+            "list" if isinstance(node, gast.List) else "tuple", None, None)
+        elts = [self.emit_literal(e) for e in node.elts]
+        if kind == "dict":
+            return gast.Dict(keys=[const(k) for k in keys], values=elts)
+        if kind == "record":
+            call = self.call_rule(rt.build_record, [name(cls)], node, dict(zip(keys, elts)))
+            return call
+        return (gast.List if kind == "list" else gast.Tuple)(elts, gast.Load())
+
+    def element_of(self, var: str, key, node) -> Any:
+        """Element `key` (int index, dict key or record field) of a split container."""
+        elems = self.aggregates[var]
+        kind, keys, _ = self.agg_meta.get(var, ("tuple", None, None))
+        if kind in ("dict", "record") and key in (keys or ()):
+            i = keys.index(key)
+        elif kind != "dict" and isinstance(key, int) and not isinstance(key, bool) and -len(elems) <= key < len(elems):
+            i = key
+        else:
+            raise self.error(UnsupportedSyntaxError, f"no element {key!r} in this {kind}", node)
+        e = elems[i]
+        return self.aggregate_or_name(e) if e in self.aggregates else name(e)
+
+    def slice_of(self, var: str, sl, node) -> Any:
+        """`parts[1:]`, `pair[::-1]` of a split tuple/list: the literal of the elements picked."""
+        kind = self.agg_meta.get(var, ("tuple", None, None))[0]
+        if kind not in ("tuple", "list"):
+            raise self.error(UnsupportedSyntaxError, f"s2s cannot slice a {kind}", node)
+
+        def bound(b):
+            if b is None:
+                return None
+            if isinstance(b, gast.Constant) and isinstance(b.value, int) and not isinstance(b.value, bool):
+                return b.value
+            if isinstance(b, gast.UnaryOp) and isinstance(b.op, gast.USub) and isinstance(b.operand, gast.Constant):
+                return -b.operand.value
+            raise self.error(UnsupportedSyntaxError, "s2s slices a tuple or list with constant bounds only", node,
+                             "slice an array instead (np.stack the values first)")
+        picked = self.aggregates[var][slice(bound(sl.lower), bound(sl.upper), bound(sl.step))]
+        return _literal([self.aggregate_or_name(e) for e in picked], (kind, None, None))
+
+
+def _literal(elts: list, meta: tuple) -> gast.Tuple:
+    """The internal form of a container literal: a Tuple carrying its kind and keys."""
+    node = gast.Tuple(list(elts), gast.Load())
+    node.s2s_meta = meta
+    return node
+
+
+def _container_kind(node) -> str | None:
+    """"tuple", "list", "dict" or "record" for a container literal, None for anything else."""
+    if not isinstance(node, (gast.Tuple, gast.List)):
+        return None
+    meta = getattr(node, "s2s_meta", None)
+    return meta[0] if meta else ("list" if isinstance(node, gast.List) else "tuple")

@@ -1,0 +1,295 @@
+"""Loop desugaring: `for` and `while` loops in the two forms the transforms replay.
+
+A `for` over `range(...)`, `reversed(range(...))`, a sequence, `enumerate(...)` or `zip(...)`
+becomes `for k in range(n):` with the element reads first in the body (`x = xs[k]`; a
+`choose(k, e0, e1, ...)` for a split list); the range is bound to a temporary when the body
+reassigns its bounds, since the backward sweep replays the same range. A loop with `break`,
+`continue` or `return` inside becomes a `while` over an explicit counter, its body guarded by a
+`go` flag (statements.py). A loop over a split tuple, list or dict (or its `.items()`,
+`.keys()`, `.values()`) is unrolled: one copy of the body per element. A `while` computes its
+condition into a variable before the loop and again as the last statement of the body.
+
+Invariant left for the next pass: a `for` loop is `for name in range(atoms)` (or over a variable
+holding a range) with no `break`, `continue` or `return` in its body; a `while` loop tests a
+variable that the end of its body recomputes.
+"""
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from .. import runtime as rt
+from ..errors import UnsupportedSyntaxError
+from .ast_build import assign, assigned_names, const, copy_loc, name
+from .containers import _literal
+from .nodes import clone
+from .statements import Loop, _has_return
+
+
+class LoopDesugaring:
+    """Loop part of `Normalizer` (normalize.py). State it uses: `frame` (its `loops` stack), `namer`,
+    `aggregates`, `agg_meta`; methods of the other parts: `stmts`, `guard_flag`,
+    `assign_normalized` (statements.py), `atom`, `expr_into` (anf.py), `bind_value`, `element_of`
+    (containers.py), `call_rule` (inlining.py), `store_name`, `try_resolve` (resolution.py), `error`."""
+
+    def stmt_While(self, s):
+        out: list = []
+        cond = self.namer.temp()
+        self.expr_into(s.test, cond, out)
+        exits = _has_exit(s.body)
+        loop = Loop(cond, self.namer.fresh("go") if exits else None)
+        self.frame.loops.append(loop)
+        try:
+            body: list = [assign(loop.go, const(True), s)] if exits else []
+            inner, _ = self.stmts(s.body)
+            body += inner
+            recompute: list = []
+            self.expr_into(s.test, cond, recompute)
+            for r in recompute:
+                copy_loc(r, s)
+            body += [copy_loc(gast.If(test=name(cond), body=recompute, orelse=[]), s)] if exits else recompute
+        finally:
+            self.frame.loops.pop()
+        out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
+        return out, _has_return(s.body)
+
+    def stmt_For(self, s):
+        out: list = []
+        it = s.iter
+        kind, args = self.iteration(it, out)
+        if kind == "items" or (kind in ("seq", "enumerate", "zip") and any(
+                isinstance(q, gast.Name) and q.id in self.aggregates for q in args)):
+            return self.unroll(s, kind, args, out)
+        # Per-iteration element assignments, as (target, value-maker) pairs.
+        if kind == "range":
+            count_args = args
+        elif kind == "rangeobj":
+            count_args = None
+        else:
+            seqs = args
+            if len(seqs) == 1:
+                n = self.namer.temp()
+                q = seqs[0]
+                length = const(len(self.aggregates[q.id])) if isinstance(q, gast.Name) and q.id in self.aggregates \
+                    else self.call_rule(builtins.len, [q], s)
+                out.append(assign(n, length, s))
+            else:
+                lens = []
+                for q in seqs:
+                    ln = self.namer.temp()
+                    out.append(assign(ln, self.call_rule(builtins.len, [q], s), s))
+                    lens.append(name(ln))
+                n = self.namer.temp()
+                out.append(assign(n, self.call_rule(builtins.min, lens, s), s))
+            count_args = [name(n)]
+        target = s.target
+        if kind in ("range", "rangeobj") and isinstance(target, gast.Name):
+            index_var = self.store_name(target.id, s)
+            elem_assigns: list = []
+        else:
+            index_var = self.namer.fresh("k")
+            elem_assigns = []
+            seqs = [self._subscriptable(q, out) for q in seqs]
+            if kind == "enumerate":
+                if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2):
+                    raise self.error(UnsupportedSyntaxError, "unpack enumerate() as `for i, x in enumerate(...)`", s)
+                elem_assigns.append((target.elts[0], name(index_var)))
+                elem_assigns.append((target.elts[1], self.element(seqs[0], name(index_var), s)))
+            elif kind == "zip":
+                if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == len(seqs)):
+                    raise self.error(UnsupportedSyntaxError, "unpack zip() into one name per sequence", s)
+                for t, q in zip(target.elts, seqs):
+                    elem_assigns.append((t, self.element(q, name(index_var), s)))
+            else:
+                elem_assigns.append((target, self.element(seqs[0], name(index_var), s)))
+        exits = _has_exit(s.body)
+        if not exits:
+            # for i in range(...): keep the for loop; bind the range to a temp if
+            # its bounds are reassigned inside (the backward sweep replays the same range).
+            body_assigned = {self.frame.rename.get(n, n) for n in assigned_names(s.body)}
+            if count_args is None:
+                iter_node = args[0]
+            elif any(isinstance(a, gast.Name) and a.id in body_assigned for a in count_args):
+                r = self.namer.temp()
+                out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
+                iter_node = name(r)
+            else:
+                iter_node = self.call_rule(builtins.range, count_args, s)
+            self.frame.loops.append(Loop(None, None))
+            try:
+                body: list = []
+                for t, v in elem_assigns:
+                    self.assign_element(t, v, body, s)
+                inner, _ = self.stmts(s.body)
+                body += inner
+            finally:
+                self.frame.loops.pop()
+            out.append(copy_loc(gast.For(target=name(index_var, gast.Store()), iter=iter_node,
+                                         body=body or [gast.Pass()], orelse=[], type_comment=None), s))
+            return out, False
+        # With break/continue/return: a while loop over an explicit counter.
+        if count_args is None:
+            r = args[0].id
+        else:
+            r = self.namer.temp()
+            out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
+        n = self.namer.temp()
+        out.append(assign(n, self.call_rule(builtins.len, [name(r)], s), s))
+        k = self.namer.fresh("k")
+        out.append(assign(k, const(0), s))
+        cond = self.namer.temp()
+        out.append(assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s))
+        loop = Loop(cond, self.namer.fresh("go"))
+        self.frame.loops.append(loop)
+        try:
+            body = [assign(loop.go, const(True), s),
+                    assign(index_var, gast.Subscript(name(r), name(k), gast.Load()), s)]
+            for t, v in elem_assigns:
+                self.assign_element(t, v, body, s)
+            body.append(assign(k, gast.BinOp(name(k), gast.Add(), const(1)), s))
+            inner, _ = self.stmts(s.body)
+            body += inner
+            body.append(copy_loc(gast.If(test=name(cond), body=[
+                assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s)], orelse=[]), s))
+        finally:
+            self.frame.loops.pop()
+        out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
+        return out, _has_return(s.body)
+
+    def unroll(self, s, kind: str, seqs: list, out: list) -> tuple[list, bool]:
+        """A loop over a split tuple/list/dict: one copy of the body per element."""
+        if _has_break_continue(s.body):
+            raise self.error(UnsupportedSyntaxError, "break/continue in a loop over a tuple/list is not supported", s,
+                             "loop over range(len(...)) instead")
+        lengths = [len(self.aggregates[q.id]) if isinstance(q, gast.Name) and q.id in self.aggregates else None
+                   for q in seqs]
+        known = [n for n in lengths if n is not None]
+        n = min(known)
+        if kind == "items":
+            keys = self.agg_meta[seqs[0].id][1]
+        blocks = []
+        for k in range(n):
+            code: list = []
+            values = [self.element_of(q.id, k if self.agg_meta.get(q.id, ("tuple",))[0] != "dict"
+                                      else self.agg_meta[q.id][1][k], s)
+                      if isinstance(q, gast.Name) and q.id in self.aggregates
+                      else gast.Subscript(clone(q), const(k), gast.Load()) for q in seqs]
+            if kind == "items":
+                self.assign_normalized(s.target, _literal([const(keys[k]), values[0]], ("tuple", None, None)), code, s)
+            elif kind == "enumerate":
+                self.assign_normalized(s.target, _literal([const(k), values[0]], ("tuple", None, None)), code, s)
+            elif kind == "zip":
+                self.assign_normalized(s.target, _literal(values, ("tuple", None, None)), code, s)
+            else:
+                v = values[0]
+                if isinstance(v, gast.Subscript):
+                    tmp = self.namer.temp()
+                    code.append(assign(tmp, v, s))
+                    v = name(tmp)
+                self.assign_normalized(s.target, v, code, s)
+            inner, exits = self.stmts(s.body)
+            blocks.append((code + inner, exits))
+        acc: list = []
+        any_exit = False
+        for code, exits in reversed(blocks):
+            if exits and acc:
+                code = code + [copy_loc(gast.If(test=name(self.guard_flag()), body=acc, orelse=[]), s)]
+            else:
+                code = code + acc
+            any_exit |= exits
+            acc = code
+        out += acc
+        return out, any_exit
+
+    def assign_element(self, target, value, out, s) -> None:
+        """Loop target = normalized simple value (an index or a subscript)."""
+        if isinstance(target, gast.Name):
+            out.append(assign(self.store_name(target.id, s), value, s))
+            return
+        tmp = self.namer.temp()
+        out.append(assign(tmp, value, s))
+        raise self.error(UnsupportedSyntaxError, "unpacking rows of an array in a for loop is not supported", s,
+                         "index the row instead: for i in range(len(X)): a, b = X[i, 0], X[i, 1]")
+
+    def _subscriptable(self, seq, out):
+        return seq
+
+    def element(self, seq, index, s):
+        """seq[index] for a loop element: a choose() for split tuples/lists."""
+        if isinstance(seq, gast.Name) and seq.id in self.aggregates:
+            elems = self.aggregates[seq.id]
+            if any(e in self.aggregates for e in elems):
+                raise self.error(UnsupportedSyntaxError, "s2s cannot loop over a list of tuples", s)
+            return self.call_rule(rt.choose, [index] + [name(e) for e in elems], s)
+        return gast.Subscript(clone(seq), index, gast.Load())
+
+    def iteration(self, it, out) -> tuple[str, list]:
+        """Classify a for loop's iterable: ("range", bound atoms) or (kind, sequence atoms)."""
+        if isinstance(it, gast.Call) and not it.keywords and isinstance(it.func, gast.Attribute) \
+                and it.func.attr in ("items", "values", "keys") and not it.args:
+            base = self.atom(it.func.value, out)
+            if isinstance(base, gast.Name) and self.agg_meta.get(base.id, ("",))[0] == "dict":
+                if it.func.attr == "values":
+                    return "seq", [base]
+                if it.func.attr == "items":
+                    return "items", [base]
+                keys = self.agg_meta[base.id][1]
+                tmp = self.namer.temp()
+                self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
+                return "seq", [name(tmp)]
+        if isinstance(it, gast.Call) and not it.keywords:
+            obj = self.try_resolve(it.func)
+            if obj is builtins.range:
+                return "range", [self.atom(a, out) for a in it.args]
+            if obj is builtins.reversed and len(it.args) == 1:
+                inner = it.args[0]
+                if isinstance(inner, gast.Call) and self.try_resolve(inner.func) is builtins.range:
+                    base = self.atom(inner, out)
+                elif isinstance(inner, gast.Name) and inner.id in self.frame.locals:
+                    base = self.atom(inner, out)   # a range object made earlier
+                else:
+                    raise self.error(UnsupportedSyntaxError, "s2s supports reversed() only over range()", it)
+                r = self.namer.temp()
+                out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
+                return "rangeobj", [name(r)]
+            if obj is builtins.enumerate and len(it.args) == 1:
+                return "enumerate", [self.atom(it.args[0], out)]
+            if obj is builtins.zip:
+                return "zip", [self.atom(a, out) for a in it.args]
+        seq = self.atom(it, out)
+        if isinstance(seq, gast.Name) and self.agg_meta.get(seq.id, ("",))[0] == "dict":
+            keys = self.agg_meta[seq.id][1]      # iterating a dict yields its keys
+            tmp = self.namer.temp()
+            self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
+            return "seq", [name(tmp)]
+        return "seq", [seq]
+
+
+def _has_exit(stmts) -> bool:
+    """break/continue belonging to this loop, or any return."""
+    def visit(nodes, nested):
+        for s in nodes:
+            if isinstance(s, gast.Return):
+                return True
+            if isinstance(s, (gast.Break, gast.Continue)) and not nested:
+                return True
+            if isinstance(s, (gast.For, gast.While)):
+                if visit(s.body, True):
+                    return True
+            elif isinstance(s, gast.If):
+                if visit(s.body, nested) or visit(s.orelse, nested):
+                    return True
+        return False
+    return visit(stmts, False)
+
+
+def _has_break_continue(stmts) -> bool:
+    def visit(nodes):
+        for s in nodes:
+            if isinstance(s, (gast.Break, gast.Continue)):
+                return True
+            if isinstance(s, gast.If) and (visit(s.body) or visit(s.orelse)):
+                return True
+        return False
+    return visit(stmts)

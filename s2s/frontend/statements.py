@@ -1,0 +1,343 @@
+"""Statement desugaring: each statement of the user's function (and of every helper inlined into
+it) becomes statements of the normal form.
+
+`stmts` normalizes a statement list; after a statement that may leave early (a `return` inside an
+`if`, a `break`), the rest of the list runs under a flag (`if alive: ...`, `if go: ...`).
+An augmented assignment becomes a plain one (`x[i] += v`: read the slot, add, write it back); an
+assignment to several targets, or to a tuple, binds element by element (through temporaries, so
+`a, b = b, a` swaps; a tuple s2s did not see built is read `value[k]`, its length checked when the
+code runs unless it is known); an early `return` assigns the frame's result variable and clears
+the `alive` flag (and the flags of the loops it leaves); `break` and `continue` clear the loop's
+flags. Before an in-place update of an array another local may share and still read, a check
+refuses the sharing when the code runs (frontend/aliases.py). A `Frame` is the function being
+normalized (the top one or an inlined helper): how its locals are renamed, where its result goes,
+the flags of the loops it is in. Loops are desugared in loops.py, expressions in anf.py.
+
+Invariant left for the next pass: the statements are only `name = <simple>`, `name[index] = atom`,
+`f(atoms)` (a call for its effect), `assert atom`, `if name: ... else: ...`, the loops loops.py
+leaves and one final `return`; no augmented assignment, unpacking, `break`, `continue` or early
+`return` remains; every statement carries the user's `lineno` and its file's `s2s_src`.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import gast
+
+from .. import runtime as rt
+from ..errors import UnsupportedSyntaxError
+from .aliases import in_place_checks
+from .ast_build import assign, const, copy_loc, is_atom, name
+from .nodes import clone, iter_nodes, names_in
+from .parse import ParsedFunction
+
+
+@dataclasses.dataclass
+class Loop:
+    cond: str | None      # the while-condition name (None for a plain for loop)
+    go: str | None        # flag cleared by break/continue/return; guards the rest of the body
+
+
+@dataclasses.dataclass
+class Frame:
+    """One function being normalized (the top one, or an inlined helper)."""
+    parsed: ParsedFunction
+    rename: dict[str, str]
+    locals: set[str]
+    result: str | None          # variable receiving the return value (None: plain return)
+    live: str | None            # flag cleared by an early return
+    loops: list[Loop] = dataclasses.field(default_factory=list)
+
+
+class StatementDesugaring:
+    """Statement part of `Normalizer` (normalize.py). State it uses: `frame`, `namer`, `aggregates`,
+    `results`, `objects`, `_alias_checks`; methods of the other parts: `atom`, `arg_atom`,
+    `simple`, `index`, `note_result` (anf.py), `assign_aggregate`, `bind_value`,
+    `aggregate_or_name`, `emit_literal` (containers.py), `call_rule` (inlining.py), `store_name`,
+    `local_name`, `object_of`, `stores_in_frame` (resolution.py), `error`."""
+
+    def stmts(self, body: list) -> tuple[list, bool]:
+        """Normalize a statement list; True if control may leave it early."""
+        out: list = []
+        for i, s in enumerate(body):
+            new, exits = self.stmt(s)
+            for n in new:
+                if not hasattr(n, "lineno"):
+                    copy_loc(n, s)
+                if not hasattr(n, "s2s_src"):
+                    n.s2s_src = self.frame.parsed.source
+            out += new
+            if exits:
+                rest = body[i + 1:]
+                if rest:
+                    guard = self.guard_flag()
+                    inner, _ = self.stmts(rest)
+                    if inner:
+                        out.append(copy_loc(gast.If(test=name(guard), body=inner, orelse=[]), rest[0]))
+                return out, True
+        return out, False
+
+    def guard_flag(self) -> str:
+        f = self.frame
+        if f.loops:
+            return f.loops[-1].go
+        return f.live
+
+    def stmt(self, s) -> tuple[list, bool]:
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise self.error(UnsupportedSyntaxError, f"s2s does not support `{type(s).__name__}` statements", s)
+        checks = self.shared_array_checks(s)
+        new, exits = method(s)
+        return checks + new, exits
+
+    def shared_array_checks(self, s) -> list:
+        """Before an in-place update of an array another name may share and still read, a check
+        that refuses at run time when they do share (frontend/aliases.py)."""
+        fdef = self.frame.parsed.node
+        table = self._alias_checks.get(id(fdef))
+        if table is None:
+            table = self._alias_checks[id(fdef)] = (fdef, in_place_checks(fdef))
+        pairs = table[1].get(id(s))
+        if not pairs:
+            return []
+        text = self.frame.parsed.source.line(getattr(s, "lineno", None)).strip() or "an in-place update"
+        out = []
+        for y, z in pairs:
+            if y not in self.frame.locals or z not in self.frame.locals:
+                continue
+            check = self.call_rule(rt.check_unshared, [name(self.frame.rename[y]), name(self.frame.rename[z]),
+                                                       const(text), const(y), const(z)], s)
+            out.append(copy_loc(gast.Expr(value=check), s))
+        return out
+
+    def stmt_Pass(self, s):
+        return [], False
+
+    def stmt_Expr(self, s):
+        if isinstance(s.value, gast.Constant):  # docstring or bare constant
+            return [], False
+        out: list = []
+        value = self.simple(s.value, out)
+        if isinstance(value, gast.Call):
+            out.append(copy_loc(gast.Expr(value=value), s))
+        return out, False
+
+    def stmt_Assert(self, s):
+        out: list = []
+        test = self.atom(s.test, out)
+        msg = self.atom(s.msg, out) if s.msg is not None else None
+        out.append(copy_loc(gast.Assert(test=test, msg=msg), s))
+        return out, False
+
+    def stmt_Assign(self, s):
+        out: list = []
+        if len(s.targets) == 1:
+            self.assign_to(s.targets[0], s.value, out, s)
+            return out, False
+        value = self.atom(s.value, out)      # (normalized once: `a = b = v` binds both to it)
+        if isinstance(value, gast.Name) and value.id in self.aggregates:
+            value = self.aggregate_or_name(value.id)
+        for t in s.targets:
+            self.assign_normalized(t, value, out, s)
+        return out, False
+
+    def stmt_AnnAssign(self, s):
+        if s.value is None:
+            return [], False
+        out: list = []
+        self.assign_to(s.target, s.value, out, s)
+        return out, False
+
+    def stmt_AugAssign(self, s):
+        out: list = []
+        target = s.target
+        if isinstance(target, gast.Name):
+            load = name(target.id)
+            copy_loc(load, target)
+            self.assign_to(target, copy_loc(gast.BinOp(load, s.op, s.value), s), out, s)
+        elif isinstance(target, gast.Subscript):
+            base = self.local_name(target.value, s)
+            index = self.index(target.slice, out)
+            old = self.namer.temp()
+            out.append(assign(old, gast.Subscript(name(base), index, gast.Load()), s))
+            rhs = self.atom(s.value, out)
+            new = self.namer.temp()
+            out.append(assign(new, gast.BinOp(name(old), s.op, rhs), s))
+            out.append(assign(gast.Subscript(name(base), clone(index), gast.Store()), name(new), s))
+        else:
+            raise self.error(UnsupportedSyntaxError, "unsupported augmented assignment target", s)
+        return out, False
+
+    def assign_to(self, target, value, out: list, s) -> None:
+        if isinstance(target, gast.Name):
+            var = self.store_name(target.id, s)
+            if isinstance(value, (gast.Tuple, gast.List)):
+                self.assign_aggregate(var, value.elts, out, s,
+                                      ("list" if isinstance(value, gast.List) else "tuple", None, None))
+                return
+            simple = self.simple(value, out)
+            if isinstance(simple, gast.Name) and simple.id in self.aggregates:
+                self.bind_value(var, self.aggregate_or_name(simple.id), out, s)
+                return
+            if isinstance(simple, (gast.Tuple, gast.List)):
+                self.bind_value(var, simple, out, s)
+                return
+            if var in names_in(simple) and not is_atom(simple):
+                tmp = self.namer.temp()
+                out.append(assign(tmp, simple, s))
+                simple = name(tmp)
+            if var in self.aggregates:
+                raise self.error(UnsupportedSyntaxError, f"`{target.id}` holds a tuple/list elsewhere and a single value here",
+                                 s, "use different variable names for the tuple and the value")
+            out.append(assign(var, simple, s))
+            self.note_result(var, simple)
+            held = self.object_of(simple)
+            if held is not None and self.stores_in_frame().get(target.id) == 1:
+                self.objects[var] = held        # (`self_f = f_self` in generated code s2s reads again)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)):
+                if len(value.elts) != len(target.elts):
+                    raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
+                atoms = [self.arg_atom(v, out) for v in value.elts]
+                # copy to temporaries first, so `a, b = b, a` swaps
+                tmps = []
+                for a in atoms:
+                    if isinstance(a, gast.Name):
+                        tmp = self.namer.temp()
+                        out.append(assign(tmp, a, s))
+                        tmps.append(name(tmp))
+                    else:
+                        tmps.append(a)
+                for t, a in zip(target.elts, tmps):
+                    self.assign_normalized(t, a, out, s)
+                return
+            src = self.atom(value, out)
+            elems = self.aggregates.get(src.id) if isinstance(src, gast.Name) else None
+            fields = self.results.get(src.id) if isinstance(src, gast.Name) else None
+            is_shape = isinstance(value, gast.Attribute) and value.attr == "shape"
+            if elems is None and not any(isinstance(t, gast.Starred) for t in target.elts):
+                # a tuple s2s did not see being built, of a length it knows (an np.linalg result:
+                # slogdet, eigh, qr, svd) or that Python checks (a shape: `n, m = X.shape`, where
+                # X's rank must be 2): element k is value[k].  Other values (an array's rows,
+                # np.split's pieces) are checked as Python checks them, when the code runs.
+                if fields is not None and len(fields) != len(target.elts):
+                    raise self.error(UnsupportedSyntaxError, f"this result has {len(fields)} values, not "
+                                     f"{len(target.elts)}", s, f"unpack it into {len(fields)} names")
+                if fields is None and not is_shape:
+                    check = self.call_rule(rt.check_unpack, [name(src.id), const(len(target.elts))], s)
+                    out.append(copy_loc(gast.Expr(value=check), s))
+                parts = []
+                for k in range(len(target.elts)):
+                    tmp = self.namer.temp()
+                    out.append(assign(tmp, gast.Subscript(name(src.id), const(k), gast.Load()), s))
+                    parts.append(name(tmp))
+                for t, part in zip(target.elts, parts):
+                    self.assign_normalized(t, part, out, s)
+                return
+            if elems is None:
+                raise self.error(UnsupportedSyntaxError, "s2s can unpack only tuples/lists it can see being built",
+                                 s, "return or build the tuple explicitly (e.g. `return a, b`)")
+            if len(elems) != len(target.elts):
+                raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
+            for t, e in zip(target.elts, elems):
+                self.assign_normalized(t, self.aggregate_or_name(e), out, s)
+        elif isinstance(target, gast.Subscript):
+            base = self.local_name(target.value, s)
+            index = self.index(target.slice, out)
+            rhs = self.atom(value, out)
+            out.append(assign(gast.Subscript(name(base), index, gast.Store()), rhs, s))
+        else:
+            raise self.error(UnsupportedSyntaxError, f"cannot assign to {type(target).__name__}", s,
+                             "assign to a variable or an indexed array element")
+
+    def assign_normalized(self, target, value, out: list, s) -> None:
+        """Assign an already-normalized value to a (not yet normalized) user target."""
+        if isinstance(target, gast.Name):
+            self.bind_value(self.store_name(target.id, s), value, out, s)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, gast.Name) and value.id in self.aggregates:
+                value = self.aggregate_or_name(value.id)
+            if not isinstance(value, (gast.Tuple, gast.List)):
+                raise self.error(UnsupportedSyntaxError, "s2s can unpack only tuples/lists it can see being built", s)
+            if len(value.elts) != len(target.elts):
+                raise self.error(UnsupportedSyntaxError, "cannot unpack: the number of values does not match", s)
+            for t, v in zip(target.elts, value.elts):
+                self.assign_normalized(t, v, out, s)
+        elif isinstance(target, gast.Subscript) and is_atom(value):
+            base = self.local_name(target.value, s)
+            index = self.index(target.slice, out)
+            out.append(assign(gast.Subscript(name(base), index, gast.Store()), clone(value), s))
+        else:
+            raise self.error(UnsupportedSyntaxError, "unsupported assignment target", s)
+
+    def stmt_If(self, s):
+        out: list = []
+        test = self.atom(s.test, out)
+        if isinstance(test, gast.Constant):
+            tmp = self.namer.temp()
+            out.append(assign(tmp, test, s))
+            test = name(tmp)
+        body, e1 = self.stmts(s.body)
+        orelse, e2 = self.stmts(s.orelse)
+        out.append(copy_loc(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse), s))
+        return out, e1 or e2
+
+    def stmt_Return(self, s):
+        f = self.frame
+        out: list = []
+        value = s.value if s.value is not None else const(None)
+        v = self.arg_atom(value, out)
+        if f.result is None:  # the top function's only, final return
+            out.append(copy_loc(gast.Return(value=self.emit_literal(v)), s))
+            return out, False
+        self.bind_value(f.result, v, out, s)
+        if f.live is None:
+            return out, False
+        out.append(assign(f.live, const(False), s))
+        for loop in f.loops:
+            out.append(assign(loop.go, const(False), s))
+            if loop.cond is not None:
+                out.append(assign(loop.cond, const(False), s))
+        return out, True
+
+    def stmt_Break(self, s):
+        loop = self.frame.loops[-1]
+        return [assign(loop.go, const(False), s), assign(loop.cond, const(False), s)], True
+
+    def stmt_Continue(self, s):
+        loop = self.frame.loops[-1]
+        return [assign(loop.go, const(False), s)], True
+
+
+def _walk_same_function(stmts):
+    for s in stmts:
+        yield from iter_nodes(s)
+
+
+def _has_return(stmts) -> bool:
+    return any(isinstance(n, gast.Return) for n in _walk_same_function(stmts))
+
+
+def _always_returns(stmts) -> bool:
+    """Control never falls off the end of `stmts` (the last statement returns on every path)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
+
+
+def _has_early_return(body) -> bool:
+    for i, s in enumerate(body):
+        is_last = i == len(body) - 1
+        if isinstance(s, gast.Return):
+            if not is_last:
+                return True
+            continue
+        if _has_return([s]):
+            return True
+    return False

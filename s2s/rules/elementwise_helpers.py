@@ -1,0 +1,91 @@
+"""Op helpers of the elementwise rules (rules/numpy_elementwise.py).
+
+The masks and shares of np.maximum / np.fmax / np.clip (tie_share, nan_max_share, clip_share:
+bookkeeping), the readable helpers sinc_derivative and safe_log, and abs_slope, the cotangent
+factor of |x| for a real or a complex x (ruled: abs_slope_tangent, abs_slope_vjp).
+
+Every public function here is visible, by name, in generated code (emit imports it from this module,
+one of frontend/namespace.py's HELPER_MODULES), and is one of three kinds, which the rule module
+says: bookkeeping (registered `nondiff`), readable (plain NumPy that s2s reads and differentiates
+like a user's helper) or ruled (its own adjoint and tangent rule).  docs/rules.md ("Helpers instead
+of branches") describes the three; tests/test_op_sweep.py checks that every public helper either
+has a rule or normalizes as a readable helper.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def tie_share(a, b):
+    """1 where a > b, 0.5 where a == b, 0 else (the share of max(a, b) owed to a)."""
+    return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+
+
+def nan_max_share(a, b):
+    """The share of np.fmax(a, b) owed to a: like tie_share, but a NaN loses."""
+    return np.where(np.isnan(b), 1.0, np.where(np.isnan(a), 0.0, tie_share(a, b)))
+
+
+def _clip_bounds(a_min, a_max, min_, max_):
+    lo = a_min if a_min is not None else min_
+    hi = a_max if a_max is not None else max_
+    return lo, hi
+
+
+def clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa: A002
+    """0/1 mask of the elements of np.clip(a, lo, hi) taken from a (which=0),
+    from the lower bound (which=1) or from the upper bound (which=2).
+
+    np.clip computes minimum(maximum(a, lo), hi); these masks follow that order.
+    """
+    lo, hi = _clip_bounds(a_min, a_max, min, max)
+    a = np.asarray(a, dtype=float)
+    m = a if lo is None else np.maximum(a, lo)
+    below_hi = np.ones(np.shape(m), dtype=bool) if hi is None else (m <= hi)
+    if which == 2:
+        out = ~below_hi
+    elif which == 1:
+        out = below_hi & (np.zeros(a.shape, dtype=bool) if lo is None else (a < lo))
+    else:
+        out = below_hi & (np.ones(a.shape, dtype=bool) if lo is None else (a >= lo))
+    return out.astype(np.float64)
+
+
+def sinc_derivative(x):
+    """d/dx np.sinc(x) = (cos(pi x) - sinc(x)) / x, 0 at x = 0."""
+    zero = x == 0.0
+    safe = np.where(zero, 1.0, x)
+    return np.where(zero, 0.0, (np.cos(np.pi * safe) - np.sinc(safe)) / safe)
+
+
+def safe_log(a):
+    """log(a) where a > 0, 0 elsewhere (d/db of a ** b where a <= 0 is taken as 0)."""
+    return np.log(np.where(a > 0.0, a, 1.0))
+
+
+# ----- |x| of a real or complex value (the complex convention: fft_helpers.py) -----------------
+
+def abs_slope(x):
+    """The cotangent factor of |x|: np.sign(x) for a real x, s = conj(x) / |x| (0 at 0) for a complex
+    x.  Ruled (abs_slope_tangent, abs_slope_vjp): its derivative is 0 for a real x, not for a
+    complex one."""
+    if np.iscomplexobj(x):
+        return np.conj(x) / (np.abs(x) + (x == 0))
+    return np.sign(x)
+
+
+def abs_slope_tangent(x, tx):
+    """d abs_slope(x): 0 for a real x; (conj(dz) - s Re(s dz)) / |z| for a complex z (0 at z = 0).
+    (Both branches give an array of tx's shape: under jit they must unify.)"""
+    if np.iscomplexobj(x):
+        s = abs_slope(x)
+        return (x != 0) * (np.conj(tx) - s * np.real(s * tx)) / (np.abs(x) + (x == 0))
+    return 0.0 * tx
+
+
+def abs_slope_vjp(g, x):
+    """The transpose of abs_slope_tangent (paired by Re(ct * dz)): (conj(g) - Re(g s) s) / |z|."""
+    if np.iscomplexobj(x):
+        s = abs_slope(x)
+        return (x != 0) * (np.conj(g) - np.real(g * s) * s) / (np.abs(x) + (x == 0))
+    return 0.0 * g

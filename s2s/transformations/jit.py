@@ -1,0 +1,375 @@
+"""jit: `Jitted`, a function's generated source compiled by Numba in nopython mode.
+
+Per call signature (argument ranks and dtype kinds) it asks the pipeline for code specialized on
+them, fused where the fused loops type, unfused otherwise, and remembers what compiled; a call
+with the types of an earlier one goes straight to its machine code. Numba's failures become
+errors at the user's line (backends/numba_errors.py), or, with fallback=True, a warning and the
+generated Python. The CUDA target builds a kernel per example (backends/numba_cuda.py).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import precision, pytree
+from ..backends.numba_errors import compile_error, is_compile_error, numba_reason
+from ..codegen.emit import Generated
+from ..codegen.user_lines import at_user_line, note_user_line, user_origin
+from ..errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
+from ..frontend.reads import changed
+from ..optimize.specialize import arg_facts
+from ..pipeline import build
+from .calls import bind_keywords, caller_stacklevel, check_argnums, unit_basis
+from .grad import Transformed
+from .jacobians import Hessian
+from .sources import TransformObject, source_function
+from .vmap import Batched
+
+
+class Jitted(TransformObject):
+    """`jit(f)`: f's generated source compiled by Numba in nopython mode."""
+
+    wrapper_kind = "jit"
+
+    def __init__(self, fun: Callable, target: str = "cpu", cache: bool = True, fallback: bool = False):
+        if target not in ("cpu", "parallel", "cuda"):
+            raise ArgumentError(f"jit: unknown target {target!r}; choose 'cpu', 'parallel' or 'cuda'")
+        self.fun = fun
+        self.target = target
+        self.cache = cache
+        self.fallback = fallback
+        self._warned = False
+        self.__name__ = f"{getattr(fun, '__name__', 'f')}_jit"
+        self.__qualname__ = self.__name__
+        self._gens: dict[tuple, Generated] = {}
+        self._unfused: set = set()    # argument signatures that compile only without fusion
+        self._inner_jits: dict = {}
+        self._fast: dict = {}         # argument types -> the compiled code a call with them ran
+        self._as_scalars: set = set()  # signatures whose 0-d array arguments run as numbers
+
+    def _forget(self) -> None:
+        self._gens.clear()
+        self._unfused.clear()
+        self._inner_jits.clear()
+        self._fast.clear()
+        self._as_scalars.clear()
+
+    def _options(self, fuse: bool = True) -> tuple:
+        return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
+                ("fuse", fuse))
+
+    def generated_for(self, nargs: int, fuse: bool = True, facts: tuple | None = None) -> Generated:
+        """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the
+        actual arguments), specialized on them where the transform allows."""
+        fun, opts = self.fun, self._options(fuse)
+        # facts specialize grad's code; under vmap they also let fuse_rows see each argument's rank
+        if facts is not None and not (self.target != "cuda" and (
+                isinstance(fun, Batched) or _specializable(fun))):
+            facts = None
+        gen = self._gens.get((nargs, fuse, facts))
+        if gen is not None:
+            return gen
+        if self.target == "cuda":
+            gen = self._cuda_generated(nargs)
+        elif isinstance(fun, Batched):
+            axes = fun._axes_for(nargs)
+            inner = fun.fun
+            if isinstance(inner, Transformed):
+                if isinstance(inner.fun, (Transformed, Batched)):
+                    raise TransformError("jit of vmap of a nested transform is not supported yet")
+                inner_opts: tuple = (("tapes", "per_variable"),)
+                if facts is not None and _specializable(inner):     # it sees one example of each batched argument
+                    inner_opts += (("arg_facts", tuple(f if a is None or f[0] in (None, 0) else (f[0] - 1, f[1])
+                                                       for f, a in zip(facts, axes))),)
+                src = build(source_function(inner.fun), inner.transform, inner.argnums, inner.tuple_out,
+                             inner.has_aux, inner_opts).fn
+            elif isinstance(inner, Batched):
+                raise TransformError("jit of nested vmap is not supported yet; jit the inner function")
+            else:
+                src = source_function(inner)
+            gen = build(src, "vmap", (), False, False,
+                         (("in_axes", axes), ("out_axes", fun.out_axes), ("axis_size", fun.axis_size),
+                          ("param_facts", facts)) + opts)
+        elif isinstance(fun, Transformed):
+            if isinstance(fun.fun, (Transformed, Batched)):
+                raise TransformError(
+                    "jit of a derivative of a derivative is not supported yet (the inner tapes are Python lists)",
+                    hint="jit the first derivative, or run the nested transform without jit")
+            if facts is not None:
+                opts += (("arg_facts", facts),)
+            gen = build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux, opts)
+        else:
+            gen = build(source_function(fun), "primal", (), False, False, opts)
+        self._gens[(nargs, fuse, facts)] = gen
+        return gen
+
+    def _cuda_generated(self, nargs: int) -> Generated:
+        """The CUDA kernel for calls with `nargs` arguments: one thread per example (vmap) or element."""
+        from ..backends import numba_cuda
+        fun = self.fun
+        if isinstance(fun, Batched):
+            in_axes = fun._axes_for(nargs)
+            if any(ax not in (0, None) for ax in in_axes):
+                raise TransformError("the CUDA target maps batch axis 0 to the grid; move the batch axis first")
+            example = fun.fun
+            reduce_sum = False
+        else:
+            if isinstance(fun, Transformed):
+                raise TransformError(
+                    f"jit({fun!r}, target='cuda'): a derivative on the GPU runs one example per thread; "
+                    f"say which axis is the batch",
+                    hint="use s2s.jit(s2s.vmap(s2s.grad(f)), target='cuda')")
+            in_axes = (0,) * nargs    # an elementwise function: one element per thread
+            example = fun
+            reduce_sum = None          # decided from the source
+        grad_via_jvp = None
+        if isinstance(example, Transformed):
+            if isinstance(example.fun, (Transformed, Batched)):
+                raise TransformError("the CUDA target supports one level of transform")
+            if example.transform == "grad" and not example.has_aux:
+                # Per thread every argument is a scalar: the gradient is forward mode with unit
+                # tangents, which needs no tape (loops and branches just run forward).
+                gen = build(source_function(example.fun), "jvp", example.argnums, True, False)
+                grad_via_jvp = example
+            else:
+                gen = build(source_function(example.fun), example.transform, example.argnums,
+                            example.tuple_out, example.has_aux, (("tapes", "per_variable"),))
+        else:
+            gen = build(source_function(example), "primal", (), False, False)
+        return numba_cuda.build(gen, in_axes, reduce_sum, grad_via_jvp)
+
+    def generated_for_args(self, *args) -> Generated:
+        """The generated (specialized) function a call with these arguments runs."""
+        sig = _signature_key(args)
+        return self.generated_for(len(args), sig not in self._unfused, arg_facts(args))
+
+    def python_version(self, nargs: int) -> Callable:
+        fun = self.fun
+        if isinstance(fun, Batched):
+            return fun
+        if isinstance(fun, Transformed):
+            return fun
+        return build(source_function(fun), "primal", (), False, False).fn
+
+    def _hessian(self, args):
+        """jit(hessian(f)): the jvp of the (typed-tape) gradient, compiled; one call per column."""
+        fun = self.fun
+        if fun.is_tuple:
+            raise TransformError("jit(hessian(f, argnums=tuple)) is not supported yet; use an int argnums")
+        a = fun.nums[0] % len(args)
+        gen = self._gens.get(("hessian", len(args)))
+        if gen is None:
+            grad_src = build(source_function(fun.fun), "grad", (a,), False, False,
+                              (("tapes", "per_variable"),)).fn
+            gen = build(grad_src, "jvp", (a,), False, False, self._options(fuse=False))
+            self._gens[("hessian", len(args))] = gen
+        x = np.asarray(args[a], dtype=float)
+        cols = []
+        for e in unit_basis(x):
+            _, col = gen.fn(*args, e)
+            cols.append(np.asarray(col))
+        return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = bind_keywords(self, args, kwargs)
+        args, low = precision.widen(args)      # one float64 compiled path for float32 inputs too
+        try:
+            return precision.narrow(self._call(args), low)
+        except S2SError:
+            raise
+        except Exception as exc:
+            if note_user_line(exc) or self.target == "cuda":
+                raise
+            # raised by the compiled code (an index out of bounds, a singular matrix, ...): it has
+            # no Python frames to say where, so the generated Python runs to locate it
+            located = self._located_in_python(exc, args)
+            if located is None:
+                raise
+            raise located from None
+
+    def _located_in_python(self, exc: Exception, args) -> Exception | None:
+        try:
+            self.python_version(len(args))(*args)
+        except Exception as again:       # noqa: BLE001 - the same failure, raised where it happens
+            if not isinstance(again, type(exc)) and not isinstance(exc, type(again)):
+                return None
+            if note_user_line(again):
+                again.add_note("(raised by the compiled code; located by running the generated Python on the "
+                               "same arguments)")
+                return again
+        return None
+
+    def _call(self, args):
+        for g in self._gens.values():
+            if g.reads and changed(g.reads):
+                self._forget()      # a global, closure value or helper it was compiled from was rebound
+                break
+        # Fast path: a call with the argument types of an earlier successful call runs its code.
+        key = _fast_key(args)
+        gen = self._fast.get(key) if key is not None else None
+        if gen is not None:
+            try:
+                return _run_compiled(gen, args)
+            except Exception as exc:   # Numba compiling a new specialization (another array layout)
+                if not is_compile_error(exc):
+                    raise
+                del self._fast[key]    # the full dispatch below reports it (or falls back)
+        if self._as_scalars and _signature_key(args) in self._as_scalars:
+            return self._call(_zero_d_as_numbers(args))
+        fun = self.fun
+        if isinstance(fun, Hessian):
+            try:
+                return self._hessian(args)
+            except Exception as exc:
+                if not is_compile_error(exc):
+                    raise
+                if not self.fallback:
+                    raise compile_error(self, exc, len(args), self._gens.get(("hessian", len(args)))) from None
+                return fun(*args)
+        if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
+                0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
+            return fun._call_tree(args, wrap=self._wrap_inner)
+        if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)):
+            check_argnums(args, fun.argnums, source_function(fun.fun))   # (as the unjitted transform)
+        sig = _signature_key(args)
+        fuse = sig not in self._unfused
+        facts = arg_facts(args)
+        fused_path = unfused_path = None
+        try:
+            gen = self.generated_for(len(args), fuse, facts)
+            if fuse and self.target != "cuda":
+                fused_path = gen.path
+                if numba_cache().known_to_fail(gen.path, args):   # an earlier process tried it
+                    raise TransformError("the fused version did not compile for these argument types")
+            return self._run_and_remember(gen, args, key)
+        except Exception as exc:   # Numba's typing/lowering errors, or a transform refusing
+            if not is_compile_error(exc):
+                raise
+            if fuse and self.target != "cuda":
+                # Fused loops assume array inputs of one dtype; for this signature (scalars,
+                # other dtypes) compile the unfused code instead.
+                self._unfused.add(sig)
+                try:
+                    gen = self.generated_for(len(args), False, facts)
+                    unfused_path = gen.path
+                    if numba_cache().known_to_fail(gen.path, args):
+                        raise TransformError("the unfused version did not compile for these argument types")
+                    out = self._run_and_remember(gen, args, key)
+                except Exception as exc2:
+                    if not is_compile_error(exc2):
+                        raise
+                    exc = exc2
+                else:
+                    # (the same file for both when only code it calls is fused: no marker then)
+                    if fused_path is not None and fused_path != unfused_path and self.cache:
+                        numba_cache().remember_failure(fused_path, args)
+                    return out
+            if self.target != "cuda" and any(type(a) is np.ndarray and a.ndim == 0 for a in args):
+                # a 0-d array argument reassigned to a number (`x = np.sin(x) * x`) has two types for
+                # Numba; the generated Python computes with it as a number (np.float64 results):
+                # compile for the numbers instead, and remember that for this signature
+                try:
+                    out = self._call(_zero_d_as_numbers(args))
+                except S2SError:
+                    pass
+                else:
+                    self._as_scalars.add(sig)
+                    if self.cache:
+                        for path in (fused_path, unfused_path):
+                            if path is not None:
+                                numba_cache().remember_failure(path, args)
+                    return out
+            if not self.fallback:
+                # a Numba failure: the unjitted transform's own refusal (a non-scalar output of
+                # grad, ...) says more than the typing error it caused; s2s's refusals stand
+                refusal = None if isinstance(exc, TransformError) else self._python_refusal(args)
+                raise (refusal or compile_error(self, exc, len(args))) from None
+            if not self._warned:
+                import warnings
+                warnings.warn(f"s2s.jit: Numba could not compile {self.fun!r}; running the generated Python "
+                              f"instead. Reason: {numba_reason(exc)}",
+                              stacklevel=caller_stacklevel())
+                self._warned = True
+            return self.python_version(len(args))(*args)
+
+    def _python_refusal(self, args) -> Exception | None:
+        """The s2s error the generated Python raises for these arguments, if it raises one."""
+        try:
+            self.python_version(len(args))(*args)
+        except TransformError as exc:
+            return at_user_line(exc, self)
+        except S2SError as exc:
+            return exc
+        except Exception:   # noqa: BLE001 - the compile error is the one to report
+            return None
+        return None
+
+    def _run_and_remember(self, gen: Generated, args, key):
+        out = _run_compiled(gen, args)
+        if key is not None:
+            self._fast[key] = gen
+        return out
+
+    def _wrap_inner(self, inner: "Transformed") -> "Jitted":
+        """The jitted transform of a pytree wrapper (one per wrapper)."""
+        key = (inner.fun, inner.transform, inner.argnums, inner.has_aux)
+        jitted = self._inner_jits.get(key)
+        if jitted is None:
+            jitted = self._inner_jits[key] = Jitted(inner, self.target, self.cache, self.fallback)
+        return jitted
+
+    @property
+    def source(self) -> str:
+        gens = list(self._gens.values())
+        return gens[0].source if gens else ""
+
+
+_FAST_SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_)
+
+
+def _fast_key(args) -> tuple | None:
+    """The argument types a compiled call depends on, or None where a call needs the full
+    dispatch (pytrees, other objects)."""
+    key = []
+    for a in args:
+        if type(a) is np.ndarray:
+            key.append((a.dtype, a.ndim))
+        elif type(a) in _FAST_SCALARS:
+            key.append(type(a))
+        else:
+            return None
+    return tuple(key)
+
+
+def _zero_d_as_numbers(args) -> tuple:
+    """The arguments with each 0-d array replaced by its element (a NumPy number)."""
+    return tuple(a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in args)
+
+
+def numba_cache():
+    from ..backends import numba_cache as module
+    return module
+
+
+def _run_compiled(gen: Generated, args):
+    try:
+        return gen.fn(*args)
+    except ValueError as exc:   # the compiled seed_cotangent's refusal, as the Python one words it
+        if "scalar output" not in str(exc):
+            raise
+        filename, lineno, origin = user_origin(gen)
+        raise NonDifferentiableError(
+            f"grad requires a function with a scalar output (in {origin})", filename=filename, lineno=lineno,
+            hint="reduce the output (e.g. np.sum) or use s2s.vjp / s2s.jacrev for non-scalar outputs") from None
+
+
+def _specializable(fun) -> bool:
+    """Transforms whose generated code is specialized on the argument facts under jit."""
+    return isinstance(fun, Transformed) and fun.transform in ("grad", "value_and_grad") \
+        and not isinstance(fun.fun, (Transformed, Batched))
+
+
+def _signature_key(args) -> tuple:
+    return tuple((type(a).__name__, getattr(a, "dtype", None) and str(a.dtype), np.ndim(a)) for a in args)

@@ -1,0 +1,136 @@
+"""What the derivative and batching transforms share: operators as ufuncs, the rule of a
+right-hand side, the symbolic states of derivatives, and the calls they emit.
+
+- BINOP_FN / UNARY_FN: `a OP b` and `-a` as the ufuncs whose rules they share (`+` is np.add).
+- op_rule: the rule, arguments and keywords of an ANF right-hand side; refuses (at the user's line)
+  an op with no rule of the mode asked for.
+- ZERO, OWNED, SHARED, MAYBE: the state of an adjoint (reverse mode) or tangent (forward mode):
+  nothing flowed into it yet (no code), an array only it refers to (safe to update in place), a
+  value that may alias another, a materialized scalar 0.0 that may have to become an array;
+  _join meets two states at a control-flow join, make_owned emits what makes one OWNED.
+- _same_shape_as: whether an elementwise op's cotangent needs no unbroadcast.
+- _call, _expr_stmt, _index_expr, _rename: calls spelled by their rule's name (so the emitted
+  code can be transformed again), call statements, indices as call arguments, renamed copies.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import runtime as rt
+from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
+from ..frontend.nodes import clone, iter_nodes, parse_expr
+from ..frontend.ast_build import assign, const, name
+from ..rules.table import lookup
+
+ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
+
+# Operators as the ufuncs whose rules they share.
+BINOP_FN: dict[type, Any] = {
+    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
+    gast.Pow: np.power, gast.MatMult: np.matmul, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide,
+}
+UNARY_FN: dict[type, Any] = {gast.USub: np.negative, gast.UAdd: np.positive}
+
+
+def _join(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if MAYBE in (a, b):
+        return MAYBE
+    return SHARED
+
+
+_MISSING_RULE = {
+    "adjoint": ("reverse-mode", "register one with @s2s.custom_vjp or s2s.adjoint, or use an op s2s knows"),
+    "tangent": ("forward-mode", "register one with @s2s.custom_jvp or s2s.tangent, or use an op s2s knows"),
+}
+
+
+def op_rule(builder, value, s, which: str):
+    """The rule, arguments and keywords of an ANF right-hand side (an operator or a call),
+    or None when it carries no derivative.  `which` is "adjoint" or "tangent": a rule
+    without that template is refused at the user's line."""
+    if isinstance(value, gast.BinOp):
+        fn, args, kws = BINOP_FN.get(type(value.op)), [value.left, value.right], {}
+    elif isinstance(value, gast.UnaryOp):
+        if isinstance(value.op, gast.Not):
+            return None
+        fn, args, kws = UNARY_FN.get(type(value.op)), [value.operand], {}
+    elif isinstance(value, gast.Call):
+        fn = getattr(value, "s2s_fn", None)
+        args, kws = list(value.args), {k.arg: k.value for k in value.keywords}
+    else:
+        raise builder.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
+    rule = lookup(fn)
+    if rule is not None and rule.refused:
+        raise builder.error(NonDifferentiableError, f"s2s does not differentiate `{rule.name}`: {rule.refused}", s,
+                            "wrap its arguments in s2s.stop_gradient(...) if no gradient is wanted")
+    if rule is None or (getattr(rule, which) is None and not rule.nondiff):
+        opname = rule.name if rule else type(getattr(value, "op", value)).__name__
+        mode, hint = _MISSING_RULE[which]
+        raise builder.error(NoRuleError, f"s2s has no {mode} rule for `{opname}`", s, hint)
+    if rule.nondiff:
+        return None
+    return rule, args, kws
+
+
+def make_owned(deriv: str, var: str, state: dict, code: list) -> None:
+    """Make `deriv` (the adjoint or tangent of `var`) an array only it refers to, so it can be
+    updated in place: zeros if it is symbolic, a copy if it may alias, an array if a scalar 0."""
+    st = state.get(var, ZERO)
+    if st == ZERO:
+        code.append(assign(deriv, _call(rt.zeros_like, [name(var)])))
+    elif st == SHARED:
+        code.append(assign(deriv, _call(rt.copy_value, [name(deriv)])))
+    elif st == MAYBE:
+        code.append(assign(deriv, gast.BinOp(name(deriv), gast.Add(), _call(rt.zeros_like, [name(var)]))))
+    state[var] = OWNED
+
+
+def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
+    """A call of `fn` spelled by its rule (or, for a plain helper of s2s.runtime, by its name)."""
+    rule = lookup(fn)
+    spelling = rule.name if rule is not None else fn.__name__
+    call = gast.Call(func=parse_expr(spelling), args=args,
+                     keywords=[gast.keyword(k, v) for k, v in (kws or {}).items()])
+    call.s2s_fn = fn
+    return call
+
+
+def _same_shape_as(var: str, operands: list) -> bool:
+    """An elementwise op's result has `var`'s shape when every other argument is a literal (a
+    number, a flag: no shape of its own) or `var` itself (`x * 0.5`, `x * x`, `np.clip(x, 0.0, 1.0)`):
+    its cotangent needs no unbroadcast, and the backward sweep no saved value to read a shape from
+    (a scalar loop's pushes and pops halve)."""
+    return all(isinstance(n, gast.Name) and n.id == var or isinstance(n, gast.Constant)
+               and not isinstance(n.value, complex) for n in operands)   # (x * 1j: the real part is x's)
+
+
+def _expr_stmt(call) -> gast.Expr:
+    return gast.Expr(value=call)
+
+
+def _index_expr(index):
+    """An index node as an expression usable as a call argument (slices -> slice())."""
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else const(None) for p in (index.lower, index.upper, index.step)]
+        call = gast.Call(func=name("slice"), args=[clone(p) for p in parts], keywords=[])
+        call.s2s_fn = builtins.slice
+        return call
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple([_index_expr(e) for e in index.elts], gast.Load())
+    return clone(index)
+
+
+def _rename(node, mapping: dict[str, str]):
+    if node is None:
+        return None
+    node = clone(node)
+    for n in iter_nodes(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+    return node
