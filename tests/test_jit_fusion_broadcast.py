@@ -17,7 +17,7 @@ import pytest
 
 import s2s
 from s2s import runtime_fused as rtf
-from s2s.backends import numba_lower  # noqa: F401  (registers the compiled helpers)
+from s2s.backends.numba_lower import runtime_fused  # noqa: F401  (registers the compiled fused helpers)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fd import numeric_grad  # noqa: E402

@@ -343,8 +343,8 @@ def _standins_on_arrays(x, u, n):
 def test_numba_standins_give_scipys_results():
     """SciPy's compiled kernels, called from Numba: the same bits as SciPy (NaN where SciPy gives NaN)."""
     numba = pytest.importorskip("numba")
-    from s2s.backends import numba_numpy
-    glb = numba_numpy.compiled_globals({"sp": sp, "np": np})
+    from s2s.backends.numba_numpy.namespace import compiled_globals
+    glb = compiled_globals({"sp": sp, "np": np})
     fn = type(_standins_on_arrays)(_standins_on_arrays.__code__, {**_standins_on_arrays.__globals__, **glb})
     jf = numba.njit(fn)
     x = np.concatenate([X, [0.0, -1.0, 7.5]]).reshape(2, 4)[:, ::-1]      # a strided view

@@ -1,7 +1,7 @@
 """Numba backends (CPU and parallel CPU): generated ANF -> nopython machine code.
 
 `lower(fdef)` rewrites the few constructs Numba does not compile into ones it
-does (the rule table's `lower` field is unused: the lowering is here and in numba_lower):
+does (the rule table's `lower` field is unused: the lowering is here and in numba_lower/):
 - `reversed(range(...))` -> `reversed_range(...)` (a range Numba can iterate);
 - reductions with `axis`/`keepdims` -> `reduce_sum(x, axis, keepdims)` & co.;
 - `np.transpose(x, None)` -> `np.transpose(x)`;
@@ -10,9 +10,10 @@ does (the rule table's `lower` field is unused: the lowering is here and in numb
   arguments beyond the kernels' range and rerun the loop with the C library if any;
 - fused loops: `prange` under target="parallel".
 Runtime helpers keep their names: their Numba implementations are the
-overloads in `numba_lower`.  `compile_function` hands the function, defined
-in its generated file, to `numba.njit` (nopython only; `cache=True` keeps the
-machine code next to the file, so a second process does not recompile).
+overloads in `numba_lower/` (and numba_numpy/'s family modules).
+`compile_function` hands the function, defined in its generated file, to
+`numba.njit` (nopython only; `cache=True` keeps the machine code next to the
+file, so a second process does not recompile).
 """
 from __future__ import annotations
 
@@ -29,8 +30,16 @@ from .. import runtime_batching as rtb
 from .. import runtime_fused as rtf
 from ..analysis.resolve import resolve_call
 from ..frontend.ast_build import Namer, assign, call_named, const, copy_loc, name, namer_for
-from . import memory, numba_cache, numba_lower, numba_numpy, vecmath  # noqa: F401 - importing registers the Numba overloads
+from . import memory, numba_cache  # noqa: F401
+# importing registers the Numba overloads: every module of numba_lower/, then every family of numba_numpy/
+# (namespace imports them all; where both lower one helper, Numba tries numba_lower's first), then vecmath's
+from .numba_lower import common as lowering, loops, op_helpers, reductions, runtime as runtime_lowering
+from .numba_lower import runtime_batching as batching_lowering, runtime_fused as fused_lowering
+from .numba_numpy.namespace import compiled_globals
+from . import vecmath
 from ..frontend.nodes import clone, iter_nodes
+
+LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
 
 _REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
                id(np.min): "reduce_min", id(np.amin): "reduce_min", id(np.prod): "reduce_prod",
@@ -57,7 +66,7 @@ def _jitted_helper(value):
     module = value.__module__
     glb = _MODULE_GLOBALS.get(module)
     if glb is None:
-        glb = numba_numpy.compiled_globals(value.__globals__)   # np with Numba stand-ins
+        glb = compiled_globals(value.__globals__)   # np with Numba stand-ins
         _MODULE_GLOBALS[module] = glb
         for k, v in list(glb.items()):
             if _jittable(v):
@@ -70,14 +79,14 @@ def _jitted_helper(value):
     return _JITTED[id(value)]
 
 
-numba_lower.set_helper_compiler(_jitted_helper)
+lowering.set_helper_compiler(_jitted_helper)
 
 
 def _jittable(value) -> bool:
     from ..frontend.namespace import OP_HELPER_MODULES
     return (callable(value) and not isinstance(value, type) and hasattr(value, "__code__")
             and getattr(value, "__module__", "") in (*OP_HELPER_MODULES, rt.__name__, rtb.__name__, rtf.__name__)
-            and id(value) not in numba_lower.OVERLOADED)
+            and id(value) not in lowering.OVERLOADED)
 
 
 def helper_functions(ops_only: bool = False) -> frozenset:
@@ -94,7 +103,7 @@ def helper_functions(ops_only: bool = False) -> frozenset:
 def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:
     """The generated module's globals for Numba: helpers without an overload are njit-compiled
     as they are (plain NumPy), the rest keep their names (their overloads apply)."""
-    out = numba_numpy.compiled_globals(ns)     # np (and scipy.special) with Numba stand-ins
+    out = compiled_globals(ns)     # np (and scipy.special) with Numba stand-ins
     for key, value in ns.items():
         if _jittable(value):
             out[key] = _jitted_helper(value)
@@ -105,14 +114,14 @@ def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:
 def namespace_additions() -> dict[str, Any]:
     import numba
     from numba.typed import List
-    return {"List": List, "reversed_range": numba_lower.reversed_range, "reduce_sum": numba_lower.reduce_sum,
-            "reduce_max": numba_lower.reduce_max, "reduce_min": numba_lower.reduce_min,
-            "reduce_prod": numba_lower.reduce_prod, "reduce_mean": numba_lower.reduce_mean,
+    return {"List": List, "reversed_range": loops.reversed_range, "reduce_sum": reductions.reduce_sum,
+            "reduce_max": reductions.reduce_max, "reduce_min": reductions.reduce_min,
+            "reduce_prod": reductions.reduce_prod, "reduce_mean": reductions.reduce_mean,
             "fast_exp": rt.fast_exp, "fast_tanh": rt.fast_tanh, "fast_sin": rt.fast_sin, "fast_cos": rt.fast_cos,
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
-            "prange": numba.prange, "bmap_empty": numba_lower.bmap_empty, "bmap_put": numba_lower.bmap_put,
-            "stack_empty": numba_lower.stack_empty, "stack_put": numba_lower.stack_put,
-            "stack_finish": numba_lower.stack_finish, "add_at_value": numba_lower.add_at_value}
+            "prange": numba.prange, "bmap_empty": loops.bmap_empty, "bmap_put": loops.bmap_put,
+            "stack_empty": loops.stack_empty, "stack_put": loops.stack_put,
+            "stack_finish": loops.stack_finish, "add_at_value": runtime_lowering.add_at_value}
 
 
 def _const(node):
@@ -217,7 +226,7 @@ class _Lower(gast.NodeTransformer):
                 and not isinstance(_const(value.args[1]), bool):
             self.generic_visit(node)
             call = call_named("add_at_value", list(value.args))
-            call.s2s_fn = numba_lower.add_at_value
+            call.s2s_fn = runtime_lowering.add_at_value
             new = gast.Assign(targets=[name(value.args[0].id, gast.Store())], value=call, type_comment=None)
             copy_loc(new, node)
             return new
@@ -326,7 +335,7 @@ class _Lower(gast.NodeTransformer):
                 inner = self.ranges[inner.id]
             if isinstance(inner, gast.Call) and getattr(inner, "s2s_fn", None) is builtins.range:
                 new = gast.Call(func=name("reversed_range"), args=clone(inner.args), keywords=[])
-                new.s2s_fn = numba_lower.reversed_range
+                new.s2s_fn = loops.reversed_range
                 node.iter = new
         return node
 
@@ -362,7 +371,7 @@ class _Lower(gast.NodeTransformer):
                 node.args, node.keywords = node.args[:1], []
                 return node
             new = gast.Call(func=name(target), args=[node.args[0], axis, keep], keywords=[])
-            new.s2s_fn = getattr(numba_lower, target)
+            new.s2s_fn = getattr(reductions, target)
             return new
         if fn is np.transpose and len(node.args) == 2 and _const(node.args[1]) is None:
             node.args = node.args[:1]
@@ -384,7 +393,7 @@ class _Lower(gast.NodeTransformer):
                 and node.slice.lower is None and node.slice.upper is None and _const(node.slice.step) == -1:
             new = gast.Call(func=name("reversed_range"), args=clone(self.ranges[node.value.id].args),
                             keywords=[])
-            new.s2s_fn = numba_lower.reversed_range
+            new.s2s_fn = loops.reversed_range
             return new
         # r[k] on a range Numba cannot index: start + k * step
         if isinstance(node.value, gast.Name) and node.value.id in self.ranges and isinstance(node.ctx, gast.Load) \

@@ -128,7 +128,10 @@ def _compile_reason(exc) -> str:
 # through their comments: `# <user source line>` (or `# grad of: <line>`) above the statements
 # made from that line, and `Generated.origin`, "file:line (qualname)" of the function they
 # were generated from (a user file, or for vmap(grad(f)) and hessian(f) another generated file).
-_BACKEND_HELPER_MODULES = ("s2s.backends.numba_lower", "s2s.backends.vecmath")
+_BACKEND_HELPER_MODULES = ("s2s.backends.numba_lower.common", "s2s.backends.numba_lower.loops",
+                           "s2s.backends.numba_lower.op_helpers", "s2s.backends.numba_lower.reductions",
+                           "s2s.backends.numba_lower.runtime", "s2s.backends.numba_lower.runtime_batching",
+                           "s2s.backends.numba_lower.runtime_fused", "s2s.backends.vecmath")
 
 
 def _is_s2s_helper(value) -> bool:

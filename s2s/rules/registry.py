@@ -24,7 +24,7 @@ class OpRule:
         tangent: forward-mode rule (a `Template` written with t[x] notation).
         batch: unused (None): vmap's batching rules are the table in rules/batch_rules.py.
         lower: unused (None): the Numba lowering is backends/numba_cpu.lower and the
-            helpers' Numba implementations in backends/numba_lower.py.
+            helpers' Numba implementations in backends/numba_lower/.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
         bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into

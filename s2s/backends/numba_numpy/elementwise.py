@@ -1,6 +1,8 @@
 """Stand-ins for Numba: elementwise functions it lacks (see s2s/backends/numba_numpy/__init__.py).
 
-np.heaviside (scalars and arrays, broadcasting as NumPy does) and math.cbrt.
+np.heaviside (scalars and arrays, broadcasting as NumPy does) and math.cbrt; np.clip with keyword
+bounds (min=, max=), None and array bounds, and the Numba version of its adjoint helper
+`elementwise_helpers.clip_share` (its plain version does not compile).
 """
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ import math
 import numba
 import numpy as np
 from numba import types
+from numba.core.errors import TypingError
 
-from ..numba_lower import _is_array
-from . import standin
+from ...rules import elementwise_helpers as eh
+from ..numba_lower.common import _impl_from_source, _is_array, _is_none, overload
+from .common import literal_value, standin
+from .reductions import _float_like
 from .special import _ufunc     # (lazy numba.vectorize of a scalar kernel)
 
 
@@ -47,3 +52,82 @@ if hasattr(math, "cbrt"):
         if not isinstance(x, (types.Float, types.Integer)):
             return None
         return lambda x: np.cbrt(float(x))
+
+
+# =============================================================================
+# np.clip and its adjoint helper
+# =============================================================================
+
+def _clip_operand_ok(t):
+    if _is_none(t):
+        return True
+    if _is_array(t):
+        return t.dtype in (types.float64, types.int64) or isinstance(t.dtype, types.Boolean)
+    return isinstance(t, (types.Float, types.Integer, types.Boolean))
+
+
+def _clip_bounds(a_min, a_max, min_, max_):
+    """(lo, hi) argument names for the bounds given, or None when NumPy rejects the combination."""
+    given = {k: not _is_none(t) for k, t in (("a_min", a_min), ("a_max", a_max), ("min", min_), ("max", max_))}
+    if (given["a_min"] or given["a_max"]) and (given["min"] or given["max"]):
+        raise TypingError("np.clip: passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                          "are provided is forbidden")
+    lo = "a_min" if given["a_min"] else "min" if given["min"] else None
+    hi = "a_max" if given["a_max"] else "max" if given["max"] else None
+    return lo, hi
+
+
+@standin(np.clip)
+def _clip(a, a_min=None, a_max=None, out=None, min=None, max=None):  # noqa: A002
+    if not _is_none(out):
+        return None
+    dt = a.dtype if _is_array(a) else a
+    if not (dt == types.float64 or isinstance(dt, types.Integer) and (dt == types.int64 or not _is_array(a))):
+        return None      # float32 / small ints / bool: NumPy's result dtype rules differ
+    for t in (a_min, a_max, min, max):
+        if not _clip_operand_ok(t):
+            return None
+    lo, hi = _clip_bounds(a_min, a_max, min, max)
+    expr = "a"
+    if lo is not None:
+        expr = f"np.maximum({expr}, {lo})"
+    if hi is not None:
+        expr = f"np.minimum({expr}, {hi})"
+    if lo is None and hi is None:
+        expr = "a.copy()" if _is_array(a) else "a"
+    return _impl_from_source(
+        "import numpy as np\n"
+        f"def impl(a, a_min=None, a_max=None, out=None, min=None, max=None):\n    return {expr}\n")
+
+
+@overload(eh.clip_share)
+def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa: A002
+    w = literal_value(which, default=None)
+    if not isinstance(w, int):
+        return None
+    for t in (a, a_min, a_max, min, max):
+        if not _is_none(t) and not _float_like(t):
+            return None
+    lo = "a_min" if not _is_none(a_min) else "min" if not _is_none(min) else None
+    hi = "a_max" if not _is_none(a_max) else "max" if not _is_none(max) else None
+    arrays = any(_is_array(t) and t.ndim > 0 for t in (a, a_min, a_max, min, max) if not _is_none(t))
+    lines = ["    af = a * 1.0", f"    m = np.maximum(af, {lo})" if lo else "    m = af"]
+    if hi:
+        lines.append(f"    below = m <= {hi}")
+    elif arrays:
+        lines.append("    below = np.ones(np.shape(m), dtype=np.bool_)")
+    else:
+        lines.append("    below = True")
+    if w == 2:
+        cond = "~below" if arrays else "not below"
+    elif w == 1:
+        cond = f"below & (af < {lo})" if lo else ("below & False" if arrays else "False")
+    else:
+        cond = f"below & (af >= {lo})" if lo else "below"
+    if arrays:
+        lines.append(f"    return np.asarray({cond}).astype(np.float64)")
+    else:
+        lines.append(f"    return 1.0 if ({cond}) else 0.0")
+    return _impl_from_source("import numpy as np\n"
+                             "def impl(a, a_min=None, a_max=None, min=None, max=None, which=0):\n"
+                             + "\n".join(lines) + "\n")

@@ -22,10 +22,11 @@ import numpy as np
 from numba import types
 from numba.extending import overload as nb_overload, get_cython_function_address
 
-from ..numba_lower import _is_array, _is_none
-from . import flag_value
-from . import standin as _framework_standin
-from .reductions import _axis_form, _check_literal_axes, _nan_max, drop_reduced, reduce_sum
+from ..numba_lower.common import _is_array, _is_none
+from ..numba_lower.reductions import reduce_sum
+from .common import flag_value
+from .common import standin as _framework_standin
+from .reductions import _axis_form, _check_literal_axes, _nan_max, drop_reduced
 
 try:
     import scipy.special as _sp
@@ -34,7 +35,7 @@ except ImportError:  # pragma: no cover
 
 
 def standin(original, **overload_options):
-    """numba_numpy.standin, naming scipy.special in the docstring (its ufuncs have no __module__)."""
+    """numba_numpy.common.standin, naming scipy.special in the docstring (its ufuncs have no __module__)."""
     return _framework_standin(original, home="scipy.special", **overload_options)
 
 

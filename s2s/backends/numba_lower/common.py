@@ -1,0 +1,73 @@
+"""What the Numba lowering modules share.
+
+`overload` registers a helper's Numba implementation (an `@overload` typer: argument types ->
+implementation, or None), records the helper in OVERLOADED (numba_cpu compiles the others from their
+plain-NumPy bodies) and compiles it with bounds checks (CHECKED); `compiled_helper` is how an
+overload calls the plain-NumPy helper it picks at typing time (numba_cpu registers the compiler);
+the type predicates the typers test; `_impl_from_source` for implementations generated per
+argument types.
+"""
+from __future__ import annotations
+
+import numba
+from numba import types
+from numba.extending import overload
+
+
+OVERLOADED: set[int] = set()
+# How a plain-NumPy helper becomes an njit function (numba_cpu fills this in on import): an
+# overload that picks one of several helpers at typing time calls the one it picks through it.
+_HELPER_COMPILER: list = []
+
+
+def set_helper_compiler(compile_helper) -> None:
+    _HELPER_COMPILER[:] = [compile_helper]
+
+
+def compiled_helper(fn):
+    """The njit version of the plain-NumPy helper fn (its own helper calls compiled too)."""
+    if not _HELPER_COMPILER:
+        raise RuntimeError("s2s: no helper compiler registered (import s2s.backends.numba_cpu)")
+    return _HELPER_COMPILER[0](fn)
+_overload = overload
+
+
+# Helpers index with the user's indices (add_at(dx, i, g) is the adjoint of x[i]): out of range
+# must raise IndexError, as the generated Python does, never write past an array.  (The jit flag
+# does not reach overloads: each is compiled with its own options.)
+CHECKED = {"boundscheck": True}
+
+
+def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
+    OVERLOADED.add(id(fn))
+    kwargs["jit_options"] = {**CHECKED, **kwargs.get("jit_options", {})}
+    return _overload(fn, *args, **kwargs)
+
+
+def _is_array(t) -> bool:
+    return isinstance(t, types.Array)
+
+
+def _is_none(t) -> bool:
+    return t is None or isinstance(t, (types.NoneType, types.Omitted)) and getattr(t, "value", None) is None
+
+
+def _impl_from_source(src: str, names: dict | None = None):
+    """The function `impl` defined by `src`, with `names` (what it calls) as its globals: for
+    implementations whose statements depend on the argument types (one check per tuple
+    element, one index form per layout)."""
+    glb: dict = dict(names or {})
+    exec(src, glb)
+    return glb["impl"]
+
+
+def _scalarish(t) -> bool:
+    return isinstance(t, (types.Number, types.Boolean)) or (_is_array(t) and t.ndim == 0)
+
+
+def _is_complex(t) -> bool:
+    return isinstance(getattr(t, "dtype", t), types.Complex)
+
+
+def _np_dtype(t):
+    return numba.np.numpy_support.as_dtype(types.unliteral(t))
