@@ -17,6 +17,7 @@ from typing import Callable
 
 import gast
 
+from .analysis.aliasing import with_view_guards
 from .codegen import emit
 from .codegen.emit import Generated
 from .codegen.user_lines import origin_of, remember
@@ -208,6 +209,7 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
         nf = normalize(parsed, helper_functions())
     else:
         nf = normalize(parsed)
+    nf.node.body = with_view_guards(nf.node.body)      # (rows read by index, then written: checked)
     import re
     backend = opts.get("backend", "python")
     if backend == "numba" and nf.objects:

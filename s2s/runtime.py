@@ -164,6 +164,18 @@ def check_unshared(target, other, update: str, target_name: str, other_name: str
             f"update `{other_name}` itself.")
 
 
+def check_element_view(value, array, read: str) -> None:
+    """Refuse a row read by integer index (`r = m[i]`: a view of m) of an array a later indexed
+    write changes (analysis/aliasing.with_view_guards): NumPy's row sees the write, the transforms
+    take the write for a new array. An element (a number) shares nothing and passes."""
+    if isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array):
+        raise SharedArrayError(
+            f"`{read}` reads a view of an array (a row, not a copy) that an indexed write later in the "
+            f"function changes: NumPy's view would see the write, s2s's derivative would not. Copy it "
+            f"(`{read.split('=', 1)[-1].strip()}.copy()`, or np.array(...)) if it must keep its value, or "
+            f"read it after the write.")
+
+
 def check_rank(x, rank, what):
     """Refuse an argument of another rank where a definition covers one rank only."""
     if np.ndim(x) != rank:

@@ -13,10 +13,13 @@ in; normalized code has no jumps, so a block once entered runs to its end): _reb
 """
 from __future__ import annotations
 
+import ast
+
 import gast
 import numpy as np
 
-from ..frontend.nodes import iter_nodes
+from .. import runtime as rt
+from ..frontend.nodes import iter_nodes, parse_expr
 from ..frontend.ast_build import walk_stmts as _walk_stmts
 from ..rules.table import lookup
 
@@ -28,7 +31,7 @@ _VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np
                               np.rollaxis, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)}
 
 
-def alias_conflicts(body, read_after: bool = False) -> list:
+def alias_conflicts(body, read_after: bool = False, sources=None) -> list:
     """(statement, name, array) for each whole-array read (`b = a`, a view `b = a[1:]`) of an array
     that a later write (`a[i] = v`) changes: differentiating through that aliasing is refused.
     With `read_after`, only where the name is read after the write (code reverse mode generated
@@ -56,7 +59,7 @@ def alias_conflicts(body, read_after: bool = False) -> list:
         if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
             continue
         var = st.targets[0].id
-        for arr in _view_sources(st.value):
+        for arr in (sources or _view_sources)(st.value):
             for j, wloops in writes.get(arr, []):
                 if read_after and not (set(loops) & set(wloops)) and not any(k > j for k in reads.get(var, ())):
                     continue
@@ -189,6 +192,102 @@ def _allocates(value) -> bool:
         rule = lookup(fn)
         return rule is not None and (rule.fresh or (id(fn) not in _VIEW_OPS and not rule.nondiff))
     return False
+
+
+def with_view_guards(body) -> list:
+    """`body` with a run-time check after each read by integer index of an array written later (or
+    in the same loop) with no new array bound in between: `r = m[0]` is a view of m when m is a
+    matrix (NumPy's r then sees the write; the transforms, taking the write for a new array, would
+    not: a wrong derivative) and a number when m is a vector (nothing shared). Only the run says
+    which, so the check (runtime.check_element_view) refuses the view when it happens."""
+    conflicts = alias_conflicts(body, sources=_element_sources)
+    if not conflicts:
+        return body
+    # only where the value read may be used after a write (`t = y[i - 1]; y[i] = t * a` in a loop reads
+    # t before the write in each iteration: nothing to check, whatever t is)
+    order = _statement_order(body)
+    position = {id(st): k for k, (st, _, _) in enumerate(order)}
+    reads: dict[str, list[int]] = {}
+    writes: dict[str, list[int]] = {}
+    for k, (st, _, _) in enumerate(order):
+        for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
+                     else [st]):
+            for n in iter_nodes(part):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    reads.setdefault(n.id, []).append(k)
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
+            writes.setdefault(st.targets[0].value.id, []).append(k)
+    # names bound to the value read, or to views of it (`a = t1` after `t1 = m[0]`): their reads count
+    views_of: dict[str, set[str]] = {}
+    for st, _, _ in order:
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+            for src in _view_sources(st.value):
+                views_of.setdefault(src, set()).add(st.targets[0].id)
+
+    def aliases(var):
+        seen, todo = {var}, [var]
+        while todo:
+            for v in views_of.get(todo.pop(), ()):
+                if v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+        return seen
+    guarded = {}
+    for st, var, arr in conflicts:
+        i = position[id(st)]
+        var_reads = [k for v in aliases(var) for k in reads.get(v, ())]
+        for j in writes.get(arr, ()):
+            looped = bool(set(order[i][1]) & set(order[j][1]))
+            if (j > i or looped) and any(k > j or (looped and k <= i) for k in var_reads):
+                guarded[id(st)] = (var, arr)
+                break
+    if not guarded:
+        return body
+
+    def visit(stmts):
+        out = []
+        for st in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(st, (gast.For, gast.While, gast.If)):
+                    setattr(st, field, visit(getattr(st, field)))
+            out.append(st)
+            if id(st) in guarded:
+                var, arr = guarded[id(st)]
+                src = getattr(st, "s2s_src", None)
+                text = _without_comment(src.line(st.lineno).strip() if src is not None and getattr(st, "lineno", None)
+                                        else "") or f"{var} = {arr}[...]"
+                call = gast.Call(func=parse_expr(lookup(rt.check_element_view).name),
+                                 args=[gast.Name(var, gast.Load(), None, None), gast.Name(arr, gast.Load(), None, None),
+                                       gast.Constant(text, None)], keywords=[])
+                call.s2s_fn = rt.check_element_view
+                out.append(gast.copy_location(gast.Expr(value=call), st))
+                for attr in ("lineno", "s2s_src"):
+                    if hasattr(st, attr):
+                        setattr(out[-1], attr, getattr(st, attr))
+        return out
+    return visit(list(body))
+
+
+def _without_comment(line: str) -> str:
+    """A source line without its trailing `# comment` (a `#` inside a string stays)."""
+    for k, ch in enumerate(line):
+        if ch == "#":
+            head = line[:k].rstrip()
+            try:
+                ast.parse(head)
+            except SyntaxError:
+                continue
+            return head
+    return line
+
+
+def _element_sources(value) -> list[str]:
+    """Arrays a read by integer index (`m[i]`, `m[i, j]`) may be a view of (a row), or []."""
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and not _view_sources(value):
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        if all(isinstance(p, (gast.Name, gast.Constant, gast.UnaryOp)) for p in parts):
+            return [value.value.id]
+    return []
 
 
 def _view_sources(value) -> list[str]:

@@ -23,7 +23,7 @@ from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .ast_build import assign, assigned_names, const, copy_loc, name
 from .containers import _literal
-from .nodes import clone
+from .nodes import clone, iter_nodes
 from .statements import Loop, _has_return
 
 
@@ -224,6 +224,23 @@ class LoopDesugaring:
             return self.call_rule(rt.choose, [index] + [name(e) for e in elems], s)
         return gast.Subscript(clone(seq), index, gast.Load())
 
+    def _holds_only_ranges(self, ident: str) -> bool:
+        """Whether the local `ident` is bound only to `range(...)` calls in the function's own body
+        (not a parameter): `reversed(r)` of it iterates numbers, not a sequence's elements."""
+        fdef = self.frame.parsed.node
+        if ident in {a.id for a in fdef.args.args if isinstance(a, gast.Name)}:
+            return False
+        values = _assignments_to(fdef, ident)
+        return bool(values) and all(isinstance(v, gast.Call) and self.try_resolve(v.func) is builtins.range
+                                    for v in values)
+
+    def _reversed_aggregate(self, seq, node, out):
+        """A split tuple/list in reverse order (a new split value)."""
+        tmp = self.namer.temp()
+        self.bind_value(tmp, _literal([self.aggregate_or_name(e) for e in reversed(self.aggregates[seq.id])],
+                                      ("tuple", None, None)), out, node)
+        return name(tmp)
+
     def iteration(self, it, out) -> tuple[str, list]:
         """Classify a for loop's iterable: ("range", bound atoms) or (kind, sequence atoms)."""
         if isinstance(it, gast.Call) and not it.keywords and isinstance(it.func, gast.Attribute) \
@@ -244,15 +261,20 @@ class LoopDesugaring:
                 return "range", [self.atom(a, out) for a in it.args]
             if obj is builtins.reversed and len(it.args) == 1:
                 inner = it.args[0]
-                if isinstance(inner, gast.Call) and self.try_resolve(inner.func) is builtins.range:
-                    base = self.atom(inner, out)
-                elif isinstance(inner, gast.Name) and inner.id in self.frame.locals:
-                    base = self.atom(inner, out)   # a range object made earlier
-                else:
-                    raise self.error(UnsupportedSyntaxError, "s2s supports reversed() only over range()", it)
+                if isinstance(inner, gast.Call) and self.try_resolve(inner.func) is builtins.range or \
+                        isinstance(inner, gast.Name) and self._holds_only_ranges(inner.id):
+                    base = self.atom(inner, out)   # (a range object made earlier: `r = range(n)`)
+                    r = self.namer.temp()
+                    out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
+                    return "rangeobj", [name(r)]
+                # a sequence (an array, a list): its elements in reverse order, read as any sequence's
+                # (taken for a range, the loop would run over values and never see the array: a zero gradient)
+                base = self.atom(inner, out)
+                if isinstance(base, gast.Name) and base.id in self.aggregates:
+                    return "seq", [self._reversed_aggregate(base, it, out)]
                 r = self.namer.temp()
                 out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
-                return "rangeobj", [name(r)]
+                return "seq", [name(r)]
             if obj is builtins.enumerate and len(it.args) == 1:
                 return "enumerate", [self.atom(it.args[0], out)]
             if obj is builtins.zip:
@@ -264,6 +286,21 @@ class LoopDesugaring:
             self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
             return "seq", [name(tmp)]
         return "seq", [seq]
+
+
+def _assignments_to(fdef, ident: str) -> list:
+    """The values assigned to the plain name `ident` in a function's own body (None: another binding)."""
+    values = []
+    for node in iter_nodes(fdef):
+        if isinstance(node, gast.Assign) and any(isinstance(t, gast.Name) and t.id == ident for t in node.targets):
+            values.append(node.value if len(node.targets) == 1 else None)
+        elif isinstance(node, (gast.AugAssign, gast.AnnAssign, gast.For, gast.NamedExpr)) and any(
+                isinstance(t, gast.Name) and t.id == ident for t in iter_nodes(getattr(node, "target", None))):
+            values.append(None)
+        elif isinstance(node, gast.Assign) and any(
+                isinstance(n, gast.Name) and n.id == ident for t in node.targets for n in iter_nodes(t)):
+            values.append(None)          # bound by unpacking
+    return values
 
 
 def _has_exit(stmts) -> bool:

@@ -217,6 +217,7 @@ nondiff(rt.check_rank, "check_rank")
 nondiff(rt.check_array_output, "check_array_output")
 nondiff(rt.check_unset, "check_unset")
 nondiff(rt.check_unshared, "check_unshared")
+nondiff(rt.check_element_view, "check_element_view")
 for _fn in (rtf.fused_size, rtf.fused_empty, rtf.fused_grid, rtf.fused_zeros, rtf.flat_view, rtf.fused_out_view,
             rtf.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again

@@ -399,14 +399,26 @@ class BatchBuilder(OpBatching):
                 return [copy_loc(_expr_stmt(_call(rtb.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
                                                                name(self.size)])), s)]
             return [s]
-        if fn is rt.check_unshared and (self.is_b(call.args[0]) != self.is_b(call.args[1]) or any(
+        if fn is rt.check_element_view and self.is_b(call.args[0]) and self.is_b(call.args[1]) and not any(
+                isinstance(a, gast.Name) and a.id in self.merged for a in call.args[:2]):
+            # whether an example's read is a view (a row) or a number: the first example says (the
+            # batched read is an array, a view of the batch, either way)
+            firsts = []
+            for a in call.args[:2]:
+                first = self.namer.fresh(a.id + "_0")
+                firsts.append(copy_loc(gast.Assign([name(first, gast.Store())], gast.Subscript(
+                    name(a.id), const(0), gast.Load()), None), s))
+            check = _call(rt.check_element_view, [name(f.targets[0].id) for f in firsts] + list(call.args[2:]))
+            return firsts + [copy_loc(_expr_stmt(check), s)]
+        if fn in (rt.check_unshared, rt.check_element_view) and (self.is_b(call.args[0]) != self.is_b(call.args[1]) or any(
                 isinstance(a, gast.Name) and a.id in self.merged for a in call.args[:2])):
             # one of the two became a batched copy, or a value picked per example from two branches:
             # whether the examples' arrays are shared is lost in the array form (the per-example
             # loop keeps the check: in NumPy an example's `v = x; v += 1` changes x)
             raise NoArrayForm("an in-place update of an array another variable may share", s)
         if any(_names(a) & self.batched for a in call.args):
-            if fn in (builtins.print, rt.check_unshared):    # (batched arrays share iff their examples do)
+            if fn in (builtins.print, rt.check_unshared, rt.check_element_view):   # (batched arrays share iff
+                # their examples do)
                 return [s]
             raise NoArrayForm("a call made for its effect on batched values", s)
         return [s]
