@@ -4,4 +4,11 @@ One module per operation family holds its rules (adjoint, tangent, batching kind
 the generated code calls sit beside them. `rules.table` imports every family and is the table
 the transforms read (`lookup`, `composite_of`, `RULES`). This package file imports nothing, so a
 helper module can be imported without loading the whole table.
+
+Every public function of a `*_helpers.py` module is visible, by name, in generated code (emit
+imports it from its module, one of frontend/namespace.py's HELPER_MODULES), and is one of three
+kinds, which its rule module says: bookkeeping (registered `nondiff`), readable (plain NumPy that
+s2s reads and differentiates like a user's helper) or ruled (its own adjoint and tangent rule).
+docs/rules.md ("Helpers instead of branches") describes the three; tests/test_op_sweep.py checks
+that every public helper either has a rule or normalizes as a readable helper.
 """

@@ -4,12 +4,8 @@ The masks and shares of np.maximum / np.fmax / np.clip (tie_share, nan_max_share
 bookkeeping), the readable helpers sinc_derivative and safe_log, and abs_slope, the cotangent
 factor of |x| for a real or a complex x (ruled: abs_slope_tangent, abs_slope_vjp).
 
-Every public function here is visible, by name, in generated code (emit imports it from this module,
-one of frontend/namespace.py's HELPER_MODULES), and is one of three kinds, which the rule module
-says: bookkeeping (registered `nondiff`), readable (plain NumPy that s2s reads and differentiates
-like a user's helper) or ruled (its own adjoint and tangent rule).  docs/rules.md ("Helpers instead
-of branches") describes the three; tests/test_op_sweep.py checks that every public helper either
-has a rule or normalizes as a readable helper.
+Every public function here is called by name from generated code and is bookkeeping, readable or
+ruled (the three kinds: rules/__init__.py).
 """
 from __future__ import annotations
 

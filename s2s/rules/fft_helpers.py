@@ -4,12 +4,8 @@ cotangent_kind (a cotangent as real or complex as the value it belongs to, also 
 elementwise and batching rules), angle_slope (np.angle), fit_axis (np.fft's n=) and the
 adjoints of the one-axis transforms (fft_vjp, ifft_vjp, rfft_vjp, irfft_vjp, irfft_weights).
 
-Every public function here is visible, by name, in generated code (emit imports it from this module,
-one of frontend/namespace.py's HELPER_MODULES), and is one of three kinds, which the rule module
-says: bookkeeping (registered `nondiff`), readable (plain NumPy that s2s reads and differentiates
-like a user's helper) or ruled (its own adjoint and tangent rule).  docs/rules.md ("Helpers instead
-of branches") describes the three; tests/test_op_sweep.py checks that every public helper either
-has a rule or normalizes as a readable helper.
+Every public function here is called by name from generated code and is bookkeeping, readable or
+ruled (the three kinds: rules/__init__.py).
 """
 from __future__ import annotations
 

@@ -4,12 +4,8 @@ Bookkeeping (contraction axes, permutations, einsum specs) and the adjoints of n
 np.inner, np.outer, np.kron, np.einsum, np.cross, np.trace, np.diagonal and np.diag.  The matrix
 functions of np.linalg (det, solve, cholesky, eigh, eig, qr, svd) are in linalg_helpers.py.
 
-Every public function here is visible, by name, in generated code (emit imports it from this module,
-one of frontend/namespace.py's HELPER_MODULES), and is one of three kinds, which the rule module
-says: bookkeeping (registered `nondiff`), readable (plain NumPy that s2s reads and differentiates
-like a user's helper) or ruled (its own adjoint and tangent rule).  docs/rules.md ("Helpers instead
-of branches") describes the three; tests/test_op_sweep.py checks that every public helper either
-has a rule or normalizes as a readable helper.
+Every public function here is called by name from generated code and is bookkeeping, readable or
+ruled (the three kinds: rules/__init__.py).
 """
 from __future__ import annotations
 

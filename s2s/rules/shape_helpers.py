@@ -5,12 +5,8 @@ np.tile, np.repeat, np.sort, np.split, np.linspace and np.roll, and the adjoints
 those ops and of the joins (concatenate, stack, hstack, vstack, column_stack), np.take,
 np.take_along_axis and np.array of a list.  pad_width_along also serves reduction_helpers.py.
 
-Every public function here is visible, by name, in generated code (emit imports it from this module,
-one of frontend/namespace.py's HELPER_MODULES), and is one of three kinds, which the rule module
-says: bookkeeping (registered `nondiff`), readable (plain NumPy that s2s reads and differentiates
-like a user's helper) or ruled (its own adjoint and tangent rule).  docs/rules.md ("Helpers instead
-of branches") describes the three; tests/test_op_sweep.py checks that every public helper either
-has a rule or normalizes as a readable helper.
+Every public function here is called by name from generated code and is bookkeeping, readable or
+ruled (the three kinds: rules/__init__.py).
 """
 from __future__ import annotations
 

@@ -4,12 +4,8 @@ The same-named spellings of the scipy.special functions that generated code call
 which carry the scipy functions' rules (ruled), and the readable helpers of their adjoints
 (logsumexp_weights, logsumexp_vjp_b, softmax_vjp, multigammaln_grad).
 
-Every public function here is visible, by name, in generated code (emit imports it from this module,
-one of frontend/namespace.py's HELPER_MODULES), and is one of three kinds, which the rule module
-says: bookkeeping (registered `nondiff`), readable (plain NumPy that s2s reads and differentiates
-like a user's helper) or ruled (its own adjoint and tangent rule).  docs/rules.md ("Helpers instead
-of branches") describes the three; tests/test_op_sweep.py checks that every public helper either
-has a rule or normalizes as a readable helper.
+Every public function here is called by name from generated code and is bookkeeping, readable or
+ruled (the three kinds: rules/__init__.py).
 """
 from __future__ import annotations
 
