@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..frontend.nodes import iter_nodes, parse_expr
-from ..frontend.ast_build import walk_stmts as _walk_stmts
+from ..frontend.ast_build import const, copy_loc, name, walk_stmts as _walk_stmts
 from ..rules.table import lookup
 
 
@@ -43,18 +43,8 @@ def alias_conflicts(body, read_after: bool = False, sources=None) -> list:
 
     def rebound(arr, i, j) -> bool:
         return _rebound_between(fresh.get(arr, ()), i, order[i][2], j, order[j][2])
-    writes: dict[str, list[tuple[int, tuple]]] = {}
-    for i, (st, loops, _) in enumerate(order):
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
-            writes.setdefault(st.targets[0].value.id, []).append((i, loops))
-    reads: dict[str, list[int]] = {}
-    if read_after:
-        for k, (st, _, _) in enumerate(order):
-            for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
-                         else [st]):
-                for n in iter_nodes(part):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                        reads.setdefault(n.id, []).append(k)
+    writes = _indexed_writes(order)
+    reads = _load_positions(order) if read_after else {}
     for i, (st, loops, _) in enumerate(order):
         if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
             continue
@@ -114,6 +104,27 @@ def fresh_arrays(body) -> set[str]:
                for k in others.get(var, ()) for j in ws):
             out.add(var)
     return out
+
+
+def _indexed_writes(order) -> dict[str, list[tuple[int, tuple]]]:
+    """array -> (position, the loops around it) of each indexed write `a[i] = v` into it."""
+    writes: dict[str, list[tuple[int, tuple]]] = {}
+    for i, (st, loops, _) in enumerate(order):
+        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
+            writes.setdefault(st.targets[0].value.id, []).append((i, loops))
+    return writes
+
+
+def _load_positions(order) -> dict[str, list[int]]:
+    """name -> the positions of the statements that read it (a loop or `if` by its header only)."""
+    reads: dict[str, list[int]] = {}
+    for k, (st, _, _) in enumerate(order):
+        for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
+                     else [st]):
+            for n in iter_nodes(part):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    reads.setdefault(n.id, []).append(k)
+    return reads
 
 
 def _statement_order(body) -> list:
@@ -207,16 +218,8 @@ def with_view_guards(body) -> list:
     # t before the write in each iteration: nothing to check, whatever t is)
     order = _statement_order(body)
     position = {id(st): k for k, (st, _, _) in enumerate(order)}
-    reads: dict[str, list[int]] = {}
-    writes: dict[str, list[int]] = {}
-    for k, (st, _, _) in enumerate(order):
-        for part in ([st.test] if isinstance(st, (gast.If, gast.While)) else [st.iter] if isinstance(st, gast.For)
-                     else [st]):
-            for n in iter_nodes(part):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                    reads.setdefault(n.id, []).append(k)
-        if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript):
-            writes.setdefault(st.targets[0].value.id, []).append(k)
+    reads = _load_positions(order)
+    writes = _indexed_writes(order)
     # names bound to the value read, or to views of it (`a = t1` after `t1 = m[0]`): their reads count
     views_of: dict[str, set[str]] = {}
     for st, _, _ in order:
@@ -236,8 +239,8 @@ def with_view_guards(body) -> list:
     for st, var, arr in conflicts:
         i = position[id(st)]
         var_reads = [k for v in aliases(var) for k in reads.get(v, ())]
-        for j in writes.get(arr, ()):
-            looped = bool(set(order[i][1]) & set(order[j][1]))
+        for j, wloops in writes.get(arr, ()):
+            looped = bool(set(order[i][1]) & set(wloops))
             if (j > i or looped) and any(k > j or (looped and k <= i) for k in var_reads):
                 guarded[id(st)] = (var, arr)
                 break
@@ -257,13 +260,9 @@ def with_view_guards(body) -> list:
                 text = _without_comment(src.line(st.lineno).strip() if src is not None and getattr(st, "lineno", None)
                                         else "") or f"{var} = {arr}[...]"
                 call = gast.Call(func=parse_expr(lookup(rt.check_element_view).name),
-                                 args=[gast.Name(var, gast.Load(), None, None), gast.Name(arr, gast.Load(), None, None),
-                                       gast.Constant(text, None)], keywords=[])
+                                 args=[name(var), name(arr), const(text)], keywords=[])
                 call.s2s_fn = rt.check_element_view
-                out.append(gast.copy_location(gast.Expr(value=call), st))
-                for attr in ("lineno", "s2s_src"):
-                    if hasattr(st, attr):
-                        setattr(out[-1], attr, getattr(st, attr))
+                out.append(copy_loc(gast.Expr(value=call), st))
         return out
     return visit(list(body))
 

@@ -83,18 +83,16 @@ class CallInlining:
                                   ("record", tuple(k.arg for k in node.keywords), cls))
             self.global_ref(cls, self.frame.parsed.namespace[cls], node)
             return name(tmp)
-        if obj is builtins.reversed and len(node.args) == 1 and not node.keywords:
-            # reversed(seq) as a value: the sequence reversed (a slice, differentiable), not an
-            # iterator s2s would take for a constant; over a range, the range reversed
-            inner = node.args[0]
-            if not (isinstance(inner, gast.Call) and self.try_resolve(inner.func) is builtins.range
-                    or isinstance(inner, gast.Name) and self._holds_only_ranges(inner.id)):
-                base = self.atom(inner, out)
-                if isinstance(base, gast.Name) and base.id in self.aggregates:
-                    return self._reversed_aggregate(base, node, out)
-                tmp = self.namer.temp()
-                out.append(assign(tmp, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), node))
-                return name(tmp)
+        if obj is builtins.reversed and len(node.args) == 1 and not node.keywords and not self.is_range(node.args[0]):
+            # reversed(seq): the sequence reversed (a slice, differentiable), not an iterator s2s would
+            # take for a constant (a loop over it would never see the array: a zero gradient); over a
+            # range, the range reversed (a call of the nondiff rule)
+            base = self.atom(node.args[0], out)
+            if isinstance(base, gast.Name) and base.id in self.aggregates:
+                return self._reversed_aggregate(base, node, out)
+            tmp = self.namer.temp()
+            out.append(assign(tmp, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), node))
+            return name(tmp)
         if obj is np.einsum:
             node = self.einsum_form(node)
         for k in node.keywords:

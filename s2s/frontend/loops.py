@@ -224,9 +224,15 @@ class LoopDesugaring:
             return self.call_rule(rt.choose, [index] + [name(e) for e in elems], s)
         return gast.Subscript(clone(seq), index, gast.Load())
 
+    def is_range(self, node) -> bool:
+        """`range(...)`, or a local bound only to `range(...)` calls: reversed() of it iterates numbers."""
+        if isinstance(node, gast.Call):
+            return self.try_resolve(node.func) is builtins.range
+        return isinstance(node, gast.Name) and self._holds_only_ranges(node.id)
+
     def _holds_only_ranges(self, ident: str) -> bool:
         """Whether the local `ident` is bound only to `range(...)` calls in the function's own body
-        (not a parameter): `reversed(r)` of it iterates numbers, not a sequence's elements."""
+        (not a parameter)."""
         fdef = self.frame.parsed.node
         if ident in {a.id for a in fdef.args.args if isinstance(a, gast.Name)}:
             return False
@@ -259,22 +265,12 @@ class LoopDesugaring:
             obj = self.try_resolve(it.func)
             if obj is builtins.range:
                 return "range", [self.atom(a, out) for a in it.args]
-            if obj is builtins.reversed and len(it.args) == 1:
-                inner = it.args[0]
-                if isinstance(inner, gast.Call) and self.try_resolve(inner.func) is builtins.range or \
-                        isinstance(inner, gast.Name) and self._holds_only_ranges(inner.id):
-                    base = self.atom(inner, out)   # (a range object made earlier: `r = range(n)`)
-                    r = self.namer.temp()
-                    out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
-                    return "rangeobj", [name(r)]
-                # a sequence (an array, a list): its elements in reverse order, read as any sequence's
-                # (taken for a range, the loop would run over values and never see the array: a zero gradient)
-                base = self.atom(inner, out)
-                if isinstance(base, gast.Name) and base.id in self.aggregates:
-                    return "seq", [self._reversed_aggregate(base, it, out)]
+            if obj is builtins.reversed and len(it.args) == 1 and self.is_range(it.args[0]):
+                base = self.atom(it.args[0], out)   # (or a range object made earlier: `r = range(n)`)
                 r = self.namer.temp()
                 out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
-                return "seq", [name(r)]
+                return "rangeobj", [name(r)]
+            # reversed() of a sequence falls through: its value is the reversed sequence (expr_Call)
             if obj is builtins.enumerate and len(it.args) == 1:
                 return "enumerate", [self.atom(it.args[0], out)]
             if obj is builtins.zip:

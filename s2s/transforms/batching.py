@@ -406,8 +406,7 @@ class BatchBuilder(OpBatching):
             firsts = []
             for a in call.args[:2]:
                 first = self.namer.fresh(a.id + "_0")
-                firsts.append(copy_loc(gast.Assign([name(first, gast.Store())], gast.Subscript(
-                    name(a.id), const(0), gast.Load()), None), s))
+                firsts.append(assign(first, gast.Subscript(name(a.id), const(0), gast.Load()), s))
             check = _call(rt.check_element_view, [name(f.targets[0].id) for f in firsts] + list(call.args[2:]))
             return firsts + [copy_loc(_expr_stmt(check), s)]
         if fn in (rt.check_unshared, rt.check_element_view) and (self.is_b(call.args[0]) != self.is_b(call.args[1]) or any(

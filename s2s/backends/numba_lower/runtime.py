@@ -99,18 +99,23 @@ def _byte_span(a):
     return lo, hi + a.itemsize
 
 
+@register_jitable
+def _may_share_memory(a, b):
+    """np.may_share_memory: the byte ranges the two (non-empty) arrays span overlap."""
+    if a.size == 0 or b.size == 0:
+        return False
+    lo_a, hi_a = _byte_span(a)
+    lo_b, hi_b = _byte_span(b)
+    return lo_a < hi_b and lo_b < hi_a
+
+
 @overload(rt.check_unshared)
 def _check_unshared(target, other, update, target_name, other_name):
     if not (isinstance(target, types.Array) and isinstance(other, types.Array)):
         return lambda target, other, update, target_name, other_name: None
 
     def impl(target, other, update, target_name, other_name):
-        # np.may_share_memory: the byte ranges the two arrays span overlap
-        if target.size == 0 or other.size == 0:
-            return
-        lo_t, hi_t = _byte_span(target)
-        lo_o, hi_o = _byte_span(other)
-        if lo_t < hi_o and lo_o < hi_t:
+        if _may_share_memory(target, other):
             raise ValueError("s2s: an in-place update of an array another variable shares")
     return impl
 
@@ -122,11 +127,7 @@ def _check_element_view(value, array, read):
         return lambda value, array, read: None
 
     def impl(value, array, read):
-        if value.size == 0 or array.size == 0:
-            return
-        lo_v, hi_v = _byte_span(value)
-        lo_a, hi_a = _byte_span(array)
-        if lo_v < hi_a and lo_a < hi_v:
+        if _may_share_memory(value, array):
             raise ValueError("s2s: a row read by index is a view of an array an indexed write later changes; "
                              "copy it (.copy()) or read it after the write")
     return impl
