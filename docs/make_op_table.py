@@ -5,8 +5,8 @@
 
 For each op: the arguments its reverse-mode rule differentiates, the float arguments it refuses
 (differentiating them raises NonDifferentiableError at the user's line), whether forward mode
-has a rule, and how vmap batches it.  Ops defined by other ops (rules/numpy_composite.py) and ops
-with no derivative are listed after.
+has a rule, and how vmap batches it.  Ops defined by other ops (rules/numpy_composite.py), the
+scipy.stats distributions (rules/scipy_stats.py) and ops with no derivative are listed after.
 """
 from __future__ import annotations
 
@@ -105,6 +105,21 @@ def table() -> str:
             "Inlined as the NumPy operations that define them, so every mode comes from those ops' rules",
             "(see [rules.md](rules.md#ops-defined-by-other-ops)):", "",
             ", ".join(f"`{c}`" for c in composites), "",
+            "## scipy.stats distributions", "",
+            "Methods of scipy.stats' distribution objects, defined by the ops above and inlined the same way",
+            "(`s2s/rules/scipy_stats.py`), called as `norm.logpdf(x, loc, scale)`, `st.norm.logpdf(...)` or",
+            "through an alias; arguments positional or by keyword, broadcast as scipy broadcasts them. Values",
+            "follow scipy's, -inf/0 outside the support and NaN for invalid parameters included.",
+            "*Refused arguments* raise `NonDifferentiableError` if differentiated (betainc's and gammainc's",
+            "shape parameters); poisson's `k` and `loc` carry no derivative. `cov`'s cotangent lives on its",
+            "lower triangle, the one np.linalg.cholesky (and scipy's eigh) reads. Frozen distributions",
+            "(`norm(0, 1).logpdf(x)`) are not supported (an s2s error). Under `jit`, multivariate_normal and",
+            "a dirichlet of 2-d `x` are refused (scipy squeezes their result, whose rank then depends on the",
+            "sizes): `jit(f, fallback=True)` runs them as Python.", "",
+            "| op | differentiated arguments | refused arguments |",
+            "|---|---|---|"]
+    out += _stats_rows()
+    out += ["",
             "## Ops refused when a derivative flows in", "",
             "They run on constants as usual; a differentiated value reaching them raises",
             "`NonDifferentiableError` with the reason:", ""]
@@ -114,6 +129,19 @@ def table() -> str:
             "(a zero gradient is the right answer for them):", "",
             ", ".join(f"`{n}`" for n in sorted(set(nondiff))), ""]
     return "\n".join(out)
+
+
+def _stats_rows() -> list[str]:
+    """One row per scipy.stats method: its signature, the arguments differentiated and refused."""
+    import inspect
+    from s2s.rules.scipy_stats import DISTRIBUTIONS
+    rows = []
+    for dist, method, definition, refused, constant in DISTRIBUTIONS:
+        params = list(inspect.signature(definition).parameters.values())
+        sig = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in params)
+        diffd = [p.name for p in params if p.name not in refused and p.name not in constant]
+        rows.append(f"| `scipy.stats.{dist}.{method}({sig})` | {', '.join(diffd)} | {', '.join(refused) or '-'} |")
+    return rows
 
 
 def _composite_fns():

@@ -8,6 +8,7 @@ spelling, so ``from numpy import sin`` and ``np.sin`` mean the same op.
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any, Callable
 
 from .template import Template
@@ -44,12 +45,14 @@ class OpRule:
     bindings: dict[str, Any] = dataclasses.field(default_factory=dict)  # globals its name/templates need
 
 
-RULES: dict[int, OpRule] = {}
+Key = int | tuple[int, int]      # see _key
+
+RULES: dict[Key, OpRule] = {}
 _KEEPALIVE: list[Any] = []
 _CHANGES = 0                    # registrations so far (user rules can be registered at any time)
 _USER_FINGERPRINT: tuple[int, str] | None = None
 _TABLES_LOADED = False          # set once s2s's own tables are registered (see tables_loaded)
-_USER_KEYS: dict[int, None] = {}    # ops registered after that, in order: users' and third parties'
+_USER_KEYS: dict[Key, None] = {}    # ops registered after that, in order: users' and third parties'
 
 
 def tables_loaded() -> None:
@@ -57,7 +60,15 @@ def tables_loaded() -> None:
     _TABLES_LOADED = True
 
 
-def _key(fn: Any) -> int:
+_MethodType = types.MethodType
+
+
+def _key(fn: Any) -> Key:
+    """An op's key: the identity of the object a call resolves to.  A bound method is keyed by its
+    object and its function: every read of `scipy.stats.norm.logpdf` makes a new method object
+    (equal, not identical), while the pair stays the same (rules/scipy_stats.py's ops are such)."""
+    if type(fn) is _MethodType:
+        return (id(fn.__self__), id(fn.__func__))
     return id(fn)
 
 
@@ -132,7 +143,7 @@ def refuse(fn: Any, name: str, why: str, *, fresh: bool = False) -> OpRule:
 
 # Ops defined by other ops (rules/numpy_composite.py): fn -> a Python definition normalization
 # inlines in place of the call, so the ops it uses give every rule.
-COMPOSITES: dict[int, Any] = {}
+COMPOSITES: dict[Key, Any] = {}
 
 
 def register_composite(fn: Any, definition: Callable) -> None:
@@ -145,7 +156,43 @@ def register_composite(fn: Any, definition: Callable) -> None:
 
 
 def composite_of(fn: Any) -> Callable | None:
-    return COMPOSITES.get(_key(fn))
+    if type(fn) is _MethodType:
+        return _method_composite(fn)
+    return COMPOSITES.get(id(fn))
+
+
+# Composites of a library that is slow to import register when a call first needs them: the module
+# (prefix) of the methods' objects -> the function that registers them.  rules/scipy_stats.py's
+# distributions are such (scipy.stats takes 0.4 s to import, as long as s2s itself); calling one of
+# their methods means the user's code has imported it already.
+_DEFERRED: dict[str, Callable[[], None]] = {}
+
+
+def defer_composites(prefix: str, install: Callable[[], None]) -> None:
+    """Run `install` (which calls register_composite) when a method of an object defined in the
+    module `prefix` (or one below it) is first looked up, or at load_deferred()."""
+    _DEFERRED[prefix] = install
+
+
+def load_deferred() -> None:
+    """Register every deferred family now (they count as s2s's own tables, not user rules)."""
+    global _TABLES_LOADED
+    while _DEFERRED:
+        install = _DEFERRED.pop(next(iter(_DEFERRED)))
+        loaded, _TABLES_LOADED = _TABLES_LOADED, False
+        try:
+            install()
+        finally:
+            _TABLES_LOADED = loaded
+
+
+def _method_composite(fn: Any) -> Callable | None:
+    key = (id(fn.__self__), id(fn.__func__))
+    if key not in COMPOSITES and _DEFERRED:
+        module = getattr(type(fn.__self__), "__module__", None) or ""
+        if any(module == p or module.startswith(p + ".") for p in _DEFERRED):
+            load_deferred()
+    return COMPOSITES.get(key)
 
 
 def user_rules_fingerprint() -> str:
