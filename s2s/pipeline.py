@@ -272,8 +272,11 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
         # (every fused loop under target="parallel": only their functions get parallel=True)
         outlined = outline(fdef, numba_cpu.namer_for(fdef, nf.namespace),
                            1 if opts.get("target", "cpu") == "parallel" else None)
+        outlined = list(getattr(fdef, "s2s_effect_functions", [])) + outlined     # (side effects, object mode)
         nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
     else:
+        from .codegen.regions import restore_regions
+        fdef = restore_regions(fdef, nf.namespace)      # (`with`/`try` around differentiated code)
         outlined = []
     body = "".join(emit.to_source(k) + "\n\n" for k in outlined) + emit.to_source(fdef)
     origin = origin_of(src_fn)

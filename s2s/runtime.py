@@ -164,6 +164,16 @@ def check_unshared(target, other, update: str, target_name: str, other_name: str
             f"update `{other_name}` itself.")
 
 
+def check_not_held(target, held, update: str, target_name: str, holder: str) -> None:
+    """Refuse an in-place update of an array that is also `holder` (an element of a list or tuple, a
+    default argument, a partial's argument): Python holds the object, s2s holds a copy."""
+    if isinstance(target, np.ndarray) and isinstance(held, np.ndarray) and np.may_share_memory(target, held):
+        raise SharedArrayError(
+            f"`{update}` changes in place the array `{target_name}`, which is also {holder}: Python would "
+            f"change it there too, s2s keeps the value it had. Write `{target_name} = {target_name} + ...` "
+            f"(a new array) if {holder} must keep its value, or copy it where you store it.")
+
+
 def check_element_view(value, array, read: str) -> None:
     """Refuse a row read by integer index (`r = m[i]`: a view of m) of an array a later indexed
     write changes (analysis/aliasing.with_view_guards): NumPy's row sees the write, the transforms
@@ -174,6 +184,45 @@ def check_element_view(value, array, read: str) -> None:
             f"function changes: NumPy's view would see the write, s2s's derivative would not. Copy it "
             f"(`{read.split('=', 1)[-1].strip()}.copy()`, or np.array(...)) if it must keep its value, or "
             f"read it after the write.")
+
+
+def call_opaque(fn, *args, **kws):
+    """A call of code s2s cannot read (no Python source, or a library's) and has no rule for, run as
+    written: its result is a constant unless a differentiated value flows in (then refused)."""
+    return fn(*args, **kws)
+
+
+def call_method(obj, method, *args, **kws):
+    """`obj.method(*args)` of an object s2s knows nothing about (a random generator, a model from a
+    library), run as written, as call_opaque."""
+    return getattr(obj, method)(*args, **kws)
+
+
+def check_nonempty(seq, loop: str) -> None:
+    """A loop filling an empty list runs its first step before the others (frontend/loops.py
+    `peel_first`): it needs one; Python's loop would leave the list empty."""
+    if len(seq) == 0:
+        raise ValueError(f"`{loop}` runs no step here, and s2s keeps the list it fills as the rows of an array "
+                         "whose shape its first step gives: start the list with a first element, or handle the "
+                         "empty case before the loop")
+
+
+def list_position(index, length):
+    """Where element `index` of a list of `length` elements grown in a loop sits in its rows buffer
+    (frontend/sequences.py): negative indices count from the end; out of range raises as a list does."""
+    if index < -length or index >= length:
+        raise IndexError("list index out of range")
+    return index + length if index < 0 else index
+
+
+def check_row(rows, value):
+    """A value appended to a list grown in a loop (kept as the rows of one array) has the shape and
+    kind of the first element: a list of values of other shapes has no array to live in."""
+    if np.shape(value) != np.shape(rows)[1:] or np.result_type(rows, value) != np.asarray(rows).dtype:
+        raise ValueError(
+            f"s2s keeps a list grown in a loop as the rows of one array, and this value (shape {np.shape(value)}, "
+            f"{np.result_type(value)}) does not match its first element (shape {np.shape(rows)[1:]}, "
+            f"{np.asarray(rows).dtype}): append values of one shape and type, or use a tuple/list of known length")
 
 
 def check_rank(x, rank, what):

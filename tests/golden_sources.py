@@ -30,3 +30,28 @@ def indexed_write(x):
     for i in range(1, x.shape[0]):
         y[i] = y[i - 1] * np.cos(x[i])
     return np.sum(y)
+
+
+def closure_step(w, xs):
+    """A nested `def` closing over `w`, called in a loop: inlined where it is called."""
+    def step(h, x):
+        return np.tanh(w * h + x)
+    h = 0.0
+    for x in xs:
+        h = step(h, x)
+    return h
+
+
+def list_building_loop(x, n):
+    """A list grown with `.append` in a loop whose length is known when it runs: the rows of one array."""
+    hs = [x]
+    for i in range(n):
+        hs.append(np.sin(hs[-1]) * x)
+    return np.sum(np.stack(hs))
+
+
+def comprehension_sum(x):
+    """Comprehensions over a tuple and a constant range: unrolled, one variable per element."""
+    scales = (0.5, 1.0, 2.0)
+    terms = [np.sum(np.tanh(s * x)) for s in scales]
+    return sum(terms) + sum(np.sum(x ** k) for k in range(1, 3))

@@ -269,6 +269,13 @@ def test_keyword_arguments_of_hessian_and_argnums_by_position():
     np.testing.assert_allclose(s2s.grad(scaled_square, argnums=1)(x, a=3.0), np.sum(x ** 2))
 
 
-def test_a_keyword_only_parameter_is_refused_clearly():
-    with pytest.raises(s2s.S2SError, match="`a` cannot be one"):
-        s2s.grad(keyword_only)(np.ones(2), a=3.0)
+def test_a_keyword_only_parameter_passed_at_the_call():
+    # (it was refused; a keyword-only argument is passed through a generated wrapper now,
+    # transformations/sources.keyword_wrapper)
+    x = np.array([0.5, -1.5])
+    got = s2s.grad(keyword_only)(x, a=3.0)
+    eps = 1e-6
+    fd = np.array([(keyword_only(x + eps * e, a=3.0) - keyword_only(x - eps * e, a=3.0)) / (2 * eps)
+                   for e in np.eye(2)])
+    np.testing.assert_allclose(got, fd, rtol=1e-6)
+    np.testing.assert_allclose(s2s.grad(keyword_only)(x), 4.0 * x)      # its default

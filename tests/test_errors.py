@@ -5,6 +5,7 @@ Every function under test is defined at module level in this file, so
 transformation may be lazy, so each check wraps both ``s2s.grad(f)`` and its
 application in ``pytest.raises``.
 """
+import contextlib
 import ctypes
 import ctypes.util
 import inspect
@@ -36,7 +37,7 @@ def uses_try(x):
 
 
 def uses_with(x):
-    with np.errstate(all="ignore"):
+    with contextlib.suppress(FloatingPointError):
         y = np.log(x) * x
     return y
 
@@ -197,13 +198,14 @@ def _check_location(err, linenos, text):
 # Unsupported syntax
 # ---------------------------------------------------------------------------
 
-def test_try_is_unsupported():
+def test_try_whose_handler_can_end_is_unsupported():
+    # (an `except` clause that can end without raising, after a body that computes values)
     err = _raises(UnsupportedSyntaxError, uses_try, 1.5)
-    _check_location(err, _line_of(uses_try, "try:"), "try")
+    _check_location(err, _line_of(uses_try, "except ValueError"), "except")
     assert err.hint, "unsupported syntax errors carry a hint"
 
 
-def test_with_is_unsupported():
+def test_suppress_around_maths_is_unsupported():
     err = _raises(UnsupportedSyntaxError, uses_with, 1.5)
     _check_location(err, _line_of(uses_with, "with "), "with")
     assert err.hint
@@ -235,11 +237,11 @@ def test_nonlocal_is_unsupported():
 
 def test_error_in_helper_points_at_helper():
     err = _raises(UnsupportedSyntaxError, calls_helper_with_try, 1.5)
-    _check_location(err, _line_of(_helper_with_try, "try:"), "try")
+    _check_location(err, _line_of(_helper_with_try, "except ZeroDivisionError"), "except")
 
 
 @pytest.mark.parametrize(("fn", "needle", "token"), [
-    (uses_try, "try:", "try"),
+    (uses_try, "except ValueError", "except"),
     (uses_with, "with ", "with"),
     (uses_async, "async def", "async"),
     (recursive_power, "x * recursive_power", "recursive_power"),

@@ -28,6 +28,9 @@ CASES = [
      (np.linspace(-1.0, 1.0, 4), np.array([0.5]))),
     ("loop_with_branch_grad", src.loop_with_branch, "grad", 0, (0.7, 5)),
     ("indexed_write_grad", src.indexed_write, "grad", 0, (np.linspace(0.1, 0.9, 5),)),
+    ("closure_step_grad", src.closure_step, "grad", 0, (0.8, np.linspace(-1.0, 1.0, 4))),
+    ("list_building_loop_grad", src.list_building_loop, "grad", 0, (np.linspace(0.1, 0.9, 3), 4)),
+    ("comprehension_sum_grad", src.comprehension_sum, "grad", 0, (np.linspace(-0.5, 0.7, 3),)),
 ]
 
 CASE_IDS = [c[0] for c in CASES]

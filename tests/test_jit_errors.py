@@ -244,13 +244,10 @@ def test_jit_hessian_numba_error_is_a_transform_error_at_the_user_line():
                                         "jit(hessian(f))")
 
 
-def test_jit_hessian_helper_failure_names_the_helper():
-    # hessian's code is the jvp of the gradient: np.linalg.svd's tangent helper has no Numba version
-    with pytest.raises(s2s.TransformError) as info:
-        s2s.jit(s2s.hessian(svd_unpack))(A33)
-    exc = info.value
-    assert "s2s has no compiled version of its helper `svd_" in str(exc), str(exc)
-    _assert_at_user_line(exc, svd_unpack, "np.linalg.svd(A)")
+def test_jit_hessian_of_svd_compiles_and_matches_hessian():
+    # (it was refused: svd's tangent helper branched on a run-time string Numba could not type; the
+    # branch is decided when s2s reads the helper now, the constant being known)
+    assert_close(s2s.jit(s2s.hessian(svd_unpack))(A33), s2s.hessian(svd_unpack)(A33), what="jit(hessian(svd))")
 
 
 def test_jit_hessian_fallback_still_runs():
@@ -288,7 +285,7 @@ def test_jit_grad_of_pytree_arguments_names_the_user_line():
 @pytest.mark.parametrize(("make", "fn", "needle"), [
     (lambda: s2s.jit(s2s.grad(weighted_average))(X4), weighted_average, "np.average("),
     (lambda: s2s.jit(s2s.value_and_grad(weighted_average))(X4), weighted_average, "np.average("),
-    (lambda: s2s.jit(s2s.hessian(svd_unpack))(A33), svd_unpack, "np.linalg.svd(A)"),
+    (lambda: s2s.jit(s2s.hessian(pad_loss))(X4), pad_loss, "np.pad("),
 ], ids=["grad", "value_and_grad", "hessian"])
 # (jit(vmap(grad)) of svd_unpack compiles now: each example calls svd's compiled cotangent; its Numba
 # errors are named at the user's line by test_jit_vmap_grad_numba_error_is_a_transform_error_at_the_user_line)

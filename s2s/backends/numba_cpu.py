@@ -8,7 +8,11 @@ does (the rule table's `lower` field is unused: the lowering is here and in numb
 - `np.exp` / `np.tanh` / `np.sin` / `np.cos` -> `fast_exp` & co. (vectorizable float64
   kernels, vecmath.py); inside fused loops sin/cos call the kernels directly, count the
   arguments beyond the kernels' range and rerun the loop with the C library if any;
-- fused loops: `prange` under target="parallel".
+- fused loops: `prange` under target="parallel";
+- side effects kept as written (runtime_effects.py): a block runs in `with objmode():` (an
+  f-string's value comes out as a string), `raise_block` is followed by a `raise` Numba sees;
+  `np.errstate` markers go (Numba keeps no floating-point error state); any other `with`, and a
+  `try`, around compiled code are refused.
 Runtime helpers keep their names: their Numba implementations are the
 overloads in `numba_lower/` (and numba_numpy/'s family modules).
 `compile_function` hands the function, defined in its generated file, to
@@ -27,6 +31,7 @@ import numpy as np
 
 from .. import runtime as rt
 from .. import runtime_batching as rtb
+from .. import runtime_effects as rte
 from .. import runtime_fused as rtf
 from ..analysis.resolve import resolve_call
 from ..frontend.ast_build import Namer, assign, call_named, const, copy_loc, name, namer_for
@@ -121,7 +126,8 @@ def namespace_additions() -> dict[str, Any]:
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
             "prange": numba.prange, "bmap_empty": loops.bmap_empty, "bmap_put": loops.bmap_put,
             "stack_empty": loops.stack_empty, "stack_put": loops.stack_put,
-            "stack_finish": loops.stack_finish, "add_at_value": runtime_lowering.add_at_value}
+            "stack_finish": loops.stack_finish, "add_at_value": runtime_lowering.add_at_value,
+            "objmode": numba.objmode}
 
 
 def _const(node):
@@ -137,6 +143,7 @@ class _Lower(gast.NodeTransformer):
         self.target = target
         self.namer = namer
         self.scalar_math = 0     # > 0 inside a fused-rows loop: np.exp stays np.exp
+        self.effect_functions: list = []     # side effects in object mode, each in a function of its own
 
     def visit_If(self, node):
         section = str(getattr(node, "s2s_section", ""))
@@ -210,6 +217,10 @@ class _Lower(gast.NodeTransformer):
     # ----- per-example loops (vmap): bmap and per_example as explicit loops ------------------
     def visit_Assign(self, node):
         value = node.value
+        if isinstance(value, gast.Call) and self.resolve(value) is rte.format_value \
+                and isinstance(node.targets[0], gast.Name):
+            # an f-string's value: made in object mode, a string for compiled code
+            return self.in_object_mode(node, "format_call", node.targets[0].id)
         if isinstance(value, gast.Call) and isinstance(node.targets[0], gast.Name) and self.resolve(value) is rtb.bmap:
             loop = self.bmap_loop(node.targets[0].id, value, node)
             if loop is not None:
@@ -218,6 +229,9 @@ class _Lower(gast.NodeTransformer):
         return node
 
     def visit_Expr(self, node):
+        effect = self.side_effect(node)
+        if effect is not None:
+            return effect
         # add_at(dt, k, v) at a constant index: dt may be an op's tuple result's cotangent (slogdet,
         # eigh, ...), which Numba cannot change in place: rebind it (arrays stay accumulated in place)
         value = node.value
@@ -232,6 +246,62 @@ class _Lower(gast.NodeTransformer):
             return new
         self.generic_visit(node)
         return node
+
+    def side_effect(self, node):
+        """A kept side effect (runtime_effects.py) as compiled code runs it; None for other statements."""
+        value = node.value
+        fn = self.resolve(value) if isinstance(value, gast.Call) else None
+        if fn is rte.effect or fn is rte.raise_block:
+            out = [self.in_object_mode(node, "effect_call")]
+            if fn is rte.raise_block:       # (so that Numba knows the path ends here)
+                exc = call_named("AssertionError", [const("s2s: a raise statement did not raise")])
+                out.append(copy_loc(gast.Raise(exc=exc, cause=None), node))
+            return out
+        if fn is rte.with_start or fn is rte.region_end:
+            errstate = len(value.args) > 2 and isinstance(value.args[2], gast.Constant) and value.args[2].value is True
+            if errstate:
+                return []      # Numba keeps no floating-point error state: np.errstate changes nothing
+            if fn is rte.region_end and len(value.args) == 1:
+                return []      # (the end of a `try`, refused at its start)
+            raise self.refuse(node, "a `with` statement around statements that compute values (Numba cannot enter "
+                                    "a Python context manager around compiled code)")
+        if fn is rte.try_start:
+            raise self.refuse(node, "a `try` statement around statements that compute values (Numba cannot run the "
+                                    "`except` clauses with the exception)")
+        return None
+
+    def in_object_mode(self, node, stem: str, result: str | None = None):
+        """`node` (a call of a block, or `result = format_value(...)`) in `with objmode():`, in a function
+        of its own above the generated one: Numba 0.68 failed to compile (LLVM: "Instruction does not
+        dominate all uses") a function holding an object-mode block inside an `if` and another after it."""
+        fname = self.namer.fresh(stem)
+        params = list(dict.fromkeys(n.id for n in iter_nodes(node.value) if isinstance(n, gast.Name)
+                                    and n.id not in self.namespace and n.id != result))
+        mode = gast.Call(func=name("objmode"), args=[],
+                         keywords=[gast.keyword(result, const("unicode_type"))] if result else [])
+        body = [copy_loc(gast.With(items=[gast.withitem(context_expr=mode, optional_vars=None)], body=[clone(node)],
+                                   type_comment=None), node)]
+        if result is not None:
+            body.append(copy_loc(gast.Return(value=name(result)), node))
+        args = gast.arguments(args=[name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
+                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        helper = gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], returns=None,
+                                  type_comment=None, type_params=[])
+        copy_loc(helper, node)
+        self.effect_functions.append(helper)
+        call = call_named(fname, [name(p) for p in params])
+        if result is not None:
+            return copy_loc(gast.Assign(targets=[name(result, gast.Store())], value=call, type_comment=None), node)
+        return copy_loc(gast.Expr(value=call), node)
+
+    def refuse(self, node, what: str):
+        from ..errors import UnsupportedSyntaxError
+        src = getattr(node, "s2s_src", None)
+        hint = "use jit(f, fallback=True) to run the generated Python, or move it outside the jitted function"
+        message = f"jit cannot compile {what}"
+        if src is None:
+            return UnsupportedSyntaxError(message, hint=hint)
+        return src.error(UnsupportedSyntaxError, message, node, hint)
 
     def visit_Return(self, node):
         value = node.value
@@ -435,7 +505,10 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu"
                 and s.value.slice.lower is None and s.value.slice.upper is None \
                 and _const(s.value.slice.step) == -1:
             reversed_ranges[s.targets[0].id] = clone(ranges[s.value.value.id])
-    return _Lower(ranges, namespace, reversed_ranges, target, namer_for(fdef, namespace)).visit(fdef)
+    lowering = _Lower(ranges, namespace, reversed_ranges, target, namer_for(fdef, namespace))
+    fdef = lowering.visit(fdef)
+    fdef.s2s_effect_functions = lowering.effect_functions     # (emitted above it: see in_object_mode)
+    return fdef
 
 
 def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> Callable:

@@ -149,7 +149,7 @@ def _annotate(body: list) -> list:
         last = key
         for field in ("body", "orelse"):
             sub = getattr(s, field, None)
-            if isinstance(sub, list) and sub and isinstance(s, (gast.If, gast.For, gast.While)):
+            if isinstance(sub, list) and sub and isinstance(s, (gast.If, gast.For, gast.While, gast.With, gast.Try)):
                 setattr(s, field, _annotate(sub))
         out.append(s)
     return out

@@ -16,6 +16,7 @@ Invariant left for the next pass: every right-hand side is an atom, `a OP b`, `O
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import gast
@@ -23,11 +24,23 @@ import numpy as np
 
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
-from .ast_build import assign, const, copy_loc, is_atom, name
+from .ast_build import UNKNOWN, assign, const, copy_loc, is_atom, name, scope_locals
 from .containers import _container_kind, _literal
+from .functions import PyFunction, is_function_object
 from .resolution import _dotted
 
 NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
+_FOLDABLE = (bool, int, float, str, type(None))
+_BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
+           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow}
+_ARRAY_ATTRS = set(dir(np.ndarray))
+STR_METHODS = {"startswith", "endswith", "upper", "lower", "strip", "lstrip", "rstrip", "isdigit", "isalpha",
+                "replace", "removeprefix", "removesuffix", "capitalize", "title", "count", "find"}
+PURE_BUILTINS = {int, float, str, bool, len, abs, round, min, max}
+_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
+            gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+            gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
 # Fields of the namedtuples np.linalg returns: `np.linalg.slogdet(a).logabsdet` is `np.linalg.slogdet(a)[1]`
 RESULT_FIELDS = {id(np.linalg.slogdet): ("sign", "logabsdet"), id(np.linalg.eigh): ("eigenvalues", "eigenvectors"),
                  id(np.linalg.qr): ("Q", "R"), id(np.linalg.svd): ("U", "S", "Vh")}
@@ -83,18 +96,90 @@ class ExpressionANF:
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
             raise self.error(UnsupportedSyntaxError, f"s2s does not support `{type(node).__name__}` expressions", node)
-        result = method(node, out)
+        result = self.folded(method(node, out))
         if hasattr(node, "lineno") and not hasattr(result, "lineno"):
             copy_loc(result, node)
         return result
+
+    def folded_call(self, fn, args: list, kws: dict) -> Any:
+        """`fn(*args)` computed now when fn is a string method or a pure builtin (int, float, str,
+        len, ...) and every argument is a constant s2s knows (`k.startswith("W")` with a key of an
+        unrolled loop, `int(name[1:])`); None otherwise."""
+        if fn is None or kws:
+            return None
+        values = [self.known_value(a) for a in args]
+        if any(v is UNKNOWN or not isinstance(v, _FOLDABLE) for v in values):
+            return None
+        try:
+            value = fn(*values)
+        except (TypeError, ValueError, ArithmeticError):
+            return None
+        return const(value) if isinstance(value, _FOLDABLE) else None
+
+    def known_value(self, atom) -> Any:
+        """The Python constant an atom holds, if s2s knows it (a literal, a variable bound to one)."""
+        if isinstance(atom, gast.Constant):
+            return atom.value
+        if isinstance(atom, gast.Name) and atom.id in self.constants:
+            return self.constants[atom.id]
+        return UNKNOWN
+
+    def folded(self, simple) -> Any:
+        """An operation on constants s2s knows (`callback is not None`, `k.startswith("W")` with a
+        key of an unrolled loop, `name[1:]`), computed now: branches on it are decided when s2s reads
+        the code. Only Python numbers, strings, None and booleans are folded; arrays never are."""
+        if isinstance(simple, gast.BinOp):
+            operands = [simple.left, simple.right]
+        elif isinstance(simple, gast.UnaryOp):
+            operands = [simple.operand]
+        elif isinstance(simple, gast.Compare) and len(simple.ops) == 1:
+            operands = [simple.left, simple.comparators[0]]
+        elif isinstance(simple, gast.Subscript) and not isinstance(simple.slice, gast.Tuple):
+            sl = simple.slice
+            parts = [sl.lower, sl.upper, sl.step] if isinstance(sl, gast.Slice) else [sl]
+            values = [None if p is None else self.known_value(p) for p in parts]
+            base = self.known_value(simple.value)
+            if not isinstance(base, (str, tuple)) or any(v is UNKNOWN or not (v is None or type(v) is int)
+                                                         for v in values):
+                return simple
+            try:
+                return const(base[slice(*values)] if isinstance(sl, gast.Slice) else base[values[0]])
+            except (IndexError, TypeError):
+                return simple
+        else:
+            return simple
+        values = [self.known_value(a) for a in operands]
+        if any(v is UNKNOWN or not isinstance(v, _FOLDABLE) for v in values):
+            return simple
+        if isinstance(simple, gast.BinOp) and isinstance(simple.op, (gast.Pow, gast.Mult, gast.LShift)) and any(
+                isinstance(v, (int, float)) and abs(v) > 4096 for v in values):
+            return simple        # (not a computation to run now: 2 ** 10 ** 9, "ab" * 10 ** 9)
+        try:
+            if isinstance(simple, gast.BinOp):
+                value = _BINOPS[type(simple.op)](*values)
+            elif isinstance(simple, gast.UnaryOp):
+                value = _UNARY[type(simple.op)](values[0])
+            else:
+                value = _COMPARE[type(simple.ops[0])](*values)
+        except (KeyError, ArithmeticError, TypeError, ValueError):
+            return simple
+        return const(value) if isinstance(value, _FOLDABLE) else simple
 
     def expr_Constant(self, node, out):
         return const(node.value)
 
     def expr_Name(self, node, out):
         if node.id in self.frame.locals:
-            return name(self.frame.rename[node.id])
-        return self.global_ref(node.id, self.lookup_global(node), node)
+            var = self.frame.rename[node.id]
+            if var in self.aggregates:
+                self.check_fresh(var, node)
+            if var in self.row_lists:        # a list grown in a kept loop: its rows so far (sequences.py)
+                return self.row_view(var, node, out)
+            return name(var)
+        obj = self.lookup_global(node)
+        if is_function_object(obj):      # a function as a value: static (frontend/functions.py)
+            return self.function_atom(PyFunction(obj), node.id)
+        return self.global_ref(node.id, obj, node)
 
     def expr_Attribute(self, node, out):
         root = node
@@ -118,9 +203,16 @@ class ExpressionANF:
                 return gast.Subscript(base, const(self.results[base.id].index(node.attr)), gast.Load())
             if node.attr in NONDIFF_ATTRS:
                 return gast.Attribute(base, node.attr, gast.Load())
+            if isinstance(node.value, gast.Name) and self.frame.result is None and \
+                    node.value.id in {a.id for a in self.frame.parsed.node.args.args} and node.value.id not in scope_locals(self.frame.parsed.node.body) and node.attr not in _ARRAY_ATTRS:
+                # an attribute of an argument that is an object (a config): read when the code runs;
+                # a constant for the derivative (objects are not differentiated: pytrees are split)
+                return gast.Attribute(base, node.attr, gast.Load())
             raise self.error(UnsupportedSyntaxError, f"s2s does not support the attribute `.{node.attr}`", node,
                              "use the NumPy function instead (e.g. np.real(x))")
         obj = self.resolve(node)
+        if is_function_object(obj):
+            return self.function_atom(PyFunction(obj), node.attr)
         return self.global_ref(_dotted(node), obj, node)
 
     def expr_BinOp(self, node, out):
@@ -131,6 +223,14 @@ class ExpressionANF:
         kinds = {_container_kind(left), _container_kind(right)}
         if isinstance(node.op, gast.Add) and len(kinds) == 1 and kinds <= {"tuple", "list"}:
             return _literal(left.elts + right.elts, (kinds.pop(), None, None))
+        if isinstance(node.op, gast.Mult) and kinds & {"tuple", "list"}:
+            # [x] * 3: the elements repeated (the same values: each carries its derivative)
+            seq, count = (left, right) if _container_kind(left) in ("tuple", "list") else (right, left)
+            times = self.known_value(count)
+            if not (isinstance(times, int) and not isinstance(times, bool)):
+                raise self.error(UnsupportedSyntaxError, "s2s repeats a tuple or list only a number of times it "
+                                 "knows when it reads the code", node, "use np.tile / np.repeat on an array")
+            return _literal(list(seq.elts) * max(times, 0), (_container_kind(seq), None, None))
         return gast.BinOp(left, node.op, right)
 
     def expr_UnaryOp(self, node, out):
@@ -148,6 +248,9 @@ class ExpressionANF:
                     isinstance(a, gast.Constant) and a.value is None for a in (left, right)):
                 # a tuple/list/dict (split into its elements) is not None: `if axes is None:`
                 return const(isinstance(node.ops[0], gast.IsNot))
+            # a tuple built here compares as the tuple it is (`w.shape == (n,)`)
+            left, right = (self.emit_literal(self.aggregate_or_name(a.id)) if isinstance(a, gast.Name)
+                           and a.id in self.aggregates else a for a in (left, right))
             return gast.Compare(left, node.ops, [right])
         # a < b < c  ->  r = a < b; if r: r = b < c   (b evaluated once)
         result = self.namer.temp()
@@ -178,6 +281,13 @@ class ExpressionANF:
     def expr_IfExp(self, node, out):
         result = self.namer.temp()
         test = self.atom(node.test, out)
+        known = self.known_value(test)
+        if known is not UNKNOWN and isinstance(known, _FOLDABLE) and self.settled(node.test):   # decided now
+            return self.simple(node.body if known else node.orelse, out)
+        if isinstance(test, gast.Constant):
+            tmp = self.namer.temp()
+            out.append(assign(tmp, test, node))
+            test = name(tmp)
         body: list = []
         self.expr_into(node.body, result, body)
         orelse: list = []
@@ -189,6 +299,9 @@ class ExpressionANF:
         trick = self.try_resolve(node.value) if isinstance(node.value, (gast.Name, gast.Attribute)) else None
         if trick is np.r_ or trick is np.c_:
             return self.index_trick(trick, node, out)
+        if isinstance(node.value, gast.Name) and self.frame.rename.get(node.value.id) in self.row_lists \
+                and not isinstance(node.slice, (gast.Slice, gast.Tuple)):
+            return self.row_element(self.frame.rename[node.value.id], self.atom(node.slice, out), node, out)
         base = self.atom(node.value, out)
         if isinstance(base, gast.Name) and base.id in self.aggregates:
             elems = self.aggregates[base.id]
@@ -200,6 +313,12 @@ class ExpressionANF:
             if isinstance(idx, gast.Slice):
                 return self.slice_of(base.id, idx, node)
             index = self.atom(idx, out)
+            if isinstance(index, gast.Name) and index.id in self.constants:   # a loop's key, a constant argument
+                return self.element_of(base.id, self.constants[index.id], node)
+            if self.agg_meta.get(base.id, ("tuple",))[0] in ("dict", "record"):
+                raise self.error(UnsupportedSyntaxError, "s2s needs the key of a dict built in the function when it "
+                                 "reads the code, and this key is known only when the code runs", node,
+                                 "index with a constant key, or loop over the dict's .items()")
             options = [name(e) if e not in self.aggregates else None for e in elems]
             if any(o is None for o in options):
                 raise self.error(UnsupportedSyntaxError, "s2s cannot index a list of tuples with a variable", node,

@@ -72,6 +72,39 @@ def assigned_names(stmts: list) -> set[str]:
     return out
 
 
+# A value s2s does not know when it reads the code (the constant-propagation lattice's top).
+UNKNOWN = object()
+
+
+def scope_locals(stmts: list) -> set[str]:
+    """The names a function body binds in its own scope: assigned names and nested `def` names, not
+    the names bound inside nested functions, lambdas or comprehensions (their own scopes)."""
+    out: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+        if isinstance(n, gast.FunctionDef):
+            out.add(n.name)
+            todo.extend(n.args.defaults)
+            todo.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, gast.Lambda):
+            todo.extend(n.args.defaults)
+            continue
+        if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+            todo.append(n.generators[0].iter)      # evaluated in the enclosing scope
+            continue
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, list):
+                todo.extend(x for x in v if isinstance(x, gast.AST))
+            elif isinstance(v, gast.AST):
+                todo.append(v)
+    return out
+
+
 class Namer:
     """Fresh, readable names: user names stay, temporaries are t1, t2, ..."""
 

@@ -36,6 +36,23 @@ class SplitContainers:
         atoms = [self.arg_atom(e, out) for e in elts]
         self.bind_value(var, _literal(atoms, meta), out, s)
 
+    def note_holder(self, value, holder: str, label: str) -> None:
+        """`holder` is bound to the variable `value` names: one object in Python (an in-place update
+        of it would show in the holder), a copy here (statements.py `holder_checks`)."""
+        if isinstance(value, gast.Name) and value.id not in self.aggregates and value.id not in self.functions \
+                and value.id != holder:
+            self.holders.setdefault(value.id, {})[holder] = label
+
+    def drop_container(self, var: str, shown: str, s) -> None:
+        """`var`, a split tuple/list/dict, now holds a single value (`logits = np.array(logits)`):
+        fine where the statement runs once per run of the code that built the container; in a loop
+        s2s keeps, the variable would hold a container on one step and a value on the next."""
+        if self.list_depth.get(var, 0) < self.dynamic_depth:
+            raise self.error(UnsupportedSyntaxError, f"`{shown}` holds a tuple/list before this loop and a single "
+                             "value in it", s, "use different variable names for the tuple and the value")
+        del self.aggregates[var]
+        self.agg_meta.pop(var, None)
+
     def all_elements(self, var: str) -> set[str]:
         out = set()
         for e in self.aggregates.get(var, []):
@@ -45,10 +62,31 @@ class SplitContainers:
 
     def bind_value(self, var: str, value, out: list, s) -> None:
         """Assign an already-normalized value (atom or tuple literal of atoms) to var."""
+        if isinstance(value, gast.Name) and value.id in self.functions:
+            self.functions[var] = self.functions[value.id]      # a function value: nothing to compute
+            return
+        if isinstance(value, gast.Name) and value.id in self.aggregates and value.id != var:
+            value = self.aggregate_or_name(value.id)
+        self.functions.pop(var, None)
+        self.row_lists.pop(var, None)
+        source = getattr(value, "s2s_from", None)
+        if source is not None and source in self.stale:
+            raise self.error(UnsupportedSyntaxError, "this reads a list that was changed through another name "
+                             "holding it (a default argument, a partial's argument, an alias), which s2s does "
+                             "not follow", s, "pass the list explicitly where it is used, or copy it (`list(a)`)")
+        if source is not None and source != var:
+            self.join_list(var, source)        # the same list under two names (sequences.py)
+        elif source is None:
+            self.leave_list(var)
+        if isinstance(value, gast.Constant):
+            self.constants[var] = value.value
+        elif isinstance(value, gast.Name) and value.id in self.constants and value.id != var:
+            self.constants[var] = self.constants[value.id]
+        else:
+            self.constants.pop(var, None)
         if not isinstance(value, (gast.Tuple, gast.List)):
             if var in self.aggregates:
-                raise self.error(UnsupportedSyntaxError, "a variable holds a tuple/list in one place and a single value in another",
-                                 s, "use different variable names for the tuple and the value")
+                self.drop_container(var, var, s)
             out.append(assign(var, value, s))
             return
         elems = self.aggregates.get(var)
@@ -58,6 +96,12 @@ class SplitContainers:
             keys = meta[1]
             elems = [self.namer.fresh(f"{base}_{keys[i]}" if keys and str(keys[i]).isidentifier() else f"{base}_{i}")
                      for i in range(len(value.elts))]
+            self.aggregates[var] = elems
+            self.agg_meta[var] = meta
+            self.list_depth[var] = self.dynamic_depth
+        elif len(elems) != len(value.elts) and meta[0] == "list" and self.list_depth.get(var, 0) >= self.dynamic_depth:
+            # another list (`xs = xs + [x]`, `xs = []`): new element variables
+            elems = [self.namer.fresh(f"{var.rstrip('_')}_{i}") for i in range(len(value.elts))]
             self.aggregates[var] = elems
             self.agg_meta[var] = meta
         elif len(elems) != len(value.elts):
@@ -74,13 +118,17 @@ class SplitContainers:
                 raise self.error(UnsupportedSyntaxError, "nested tuple refers to itself", s)
             staged.append(v)
         for e, v in zip(elems, staged):
+            self.note_holder(v, e, f"an element of `{var.rstrip('_')}`")
             self.bind_value(e, v, out, s)
 
     def aggregate_or_name(self, var: str) -> Any:
         """A split container as a literal of its element variables (keeps its kind and keys)."""
         if var in self.aggregates:
-            return _literal([self.aggregate_or_name(e) for e in self.aggregates[var]],
-                            self.agg_meta.get(var, ("tuple", None, None)))
+            meta = self.agg_meta.get(var, ("tuple", None, None))
+            literal = _literal([self.aggregate_or_name(e) for e in self.aggregates[var]], meta)
+            if meta[0] in ("list", "dict"):
+                literal.s2s_from = var          # (mutable: binding it shares the list, sequences.py)
+            return literal
         return name(var)
 
     def emit_literal(self, node) -> Any:

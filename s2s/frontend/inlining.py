@@ -20,6 +20,7 @@ import builtins
 import copy
 import inspect
 import re
+import sysconfig
 import types
 from typing import Any
 
@@ -28,11 +29,13 @@ import numpy as np
 
 from .. import runtime as rt
 from ..errors import NoRuleError, RecursionNotSupportedError, TransformError, UnsupportedSyntaxError
-from .ast_build import assign, assigned_names, const, copy_loc, name
+from .ast_build import assign, assigned_names, const, copy_loc, name, scope_locals
+from .anf import PURE_BUILTINS, STR_METHODS
 from .containers import _literal
 from .einsum_forms import EinsumFormError
 from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
+from .functions import PyFunction, is_function_object, parameter_names
 from .hooks import composite_of, lookup
 from .nodes import parse_expr
 from .parse import parse_function
@@ -51,6 +54,8 @@ METHODS: dict[str, Any] = {
     "conj": np.conjugate, "conjugate": np.conjugate,
 }
 VARARG_METHODS = {"reshape", "transpose"}
+MAX_RECURSION = 24      # inlined calls of one function inside itself
+MAX_INLINES = 2000      # inlined calls of a recursive function in all
 
 
 class CallInlining:
@@ -63,18 +68,41 @@ class CallInlining:
 
     def expr_Call(self, node, out):
         func = node.func
+        value = self.callee_value(func, out)
+        if value is not None:           # a function value: a nested def, a lambda, a function passed in
+            args, kws = self.call_arguments(node, out)
+            return self.call_value(value, args, kws, node, out)
         # Method call on a local value: x.sum(axis=0) -> np.sum(x, axis=0)
         if isinstance(func, gast.Attribute) and self.is_local_rooted(func.value) and not self.object_rooted(func.value):
+            container = self.container_method(func, node, out)
+            if container is not NotImplemented:
+                return container
             meth = METHODS.get(func.attr)
-            if meth is None:
-                raise self.error(NoRuleError, f"s2s has no rule for the method `.{func.attr}()`", node,
-                                 "call the NumPy function instead, or register a rule with s2s.custom_vjp")
+            receiver = self.known_value(self.atom(func.value, out)) if isinstance(func.value, gast.Name) else None
+            if isinstance(receiver, str):         # `k.startswith("W")` on a key s2s knows: computed now
+                args, kws = self.call_arguments(node, out)
+                known = self.folded_call(getattr(receiver, func.attr, None) if func.attr in STR_METHODS else None,
+                                         args, kws)
+                if known is not None:
+                    return known
             receiver = self.atom(func.value, out)
-            args = [self.arg_atom(a, out) for a in node.args]
+            args, kws = self.call_arguments(node, out)
+            if meth is None:
+                # a method s2s has no rule for (`rs.randn(3)`, `x.argsort()`): called as written, its
+                # result a constant unless a differentiated value flows in (refused then)
+                return self.call_rule(rt.call_method, [receiver, const(func.attr)] + args, node, kws)
             if func.attr in VARARG_METHODS and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]
-            kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
             return self.call_rule(meth, [receiver] + args, node, kws)
+        if isinstance(func, gast.Name) and self.frame.rename.get(func.id) in self.aggregates and \
+                self.agg_meta.get(self.frame.rename[func.id], ("",))[0] == "record":
+            # a dataclass argument called: `layer(x)` is its class's __call__ with the record as self
+            var = self.frame.rename[func.id]
+            cls = self.ns.get(self.agg_meta[var][2], self.frame.parsed.namespace.get(self.agg_meta[var][2]))
+            call = getattr(cls, "__call__", None)
+            if isinstance(call, types.FunctionType):
+                args, kws = self.call_arguments(node, out)
+                return self.inline(call, [self.aggregate_or_name(var)] + args, kws, node, out)
         obj = self.resolve(func)
         if obj is rt.record:   # a pytree container rebuilt by s2s's flat wrapper
             cls = node.args[0].id
@@ -102,8 +130,54 @@ class CallInlining:
                 raise self.error(UnsupportedSyntaxError, f"`{_dotted(func)}(..., out=...)` writes its result into an "
                                  "existing array, which s2s does not follow", node,
                                  "assign the result instead: `y = np.sin(x)`, or `y[...] = np.sin(x)` to fill y")
-        args = [self.arg_atom(a, out) for a in node.args]
-        kws = {k.arg: self.arg_atom(k.value, out) for k in node.keywords}
+        rows = self.row_list_call(obj, node, out)
+        if rows is not NotImplemented:
+            return rows
+        comprehension = self.consumed_comprehension(obj, node, out)
+        if comprehension is not NotImplemented:
+            return comprehension
+        args, kws = self.call_arguments(node, out)
+        return self.call_object(obj, args, kws, node, out, func)
+
+    def call_arguments(self, node, out) -> tuple[list, dict]:
+        """A call's arguments as atoms; `*seq` and `**mapping` of split tuples/lists/dicts spread."""
+        args: list = []
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                args += self.spread(a.value, "*", node, out)
+            else:
+                args.append(self.arg_atom(a, out))
+        kws: dict = {}
+        for k in node.keywords:
+            if k.arg is None:
+                value = self.atom(k.value, out)
+                if not (isinstance(value, gast.Name) and self.agg_meta.get(value.id, ("",))[0] == "dict"):
+                    raise self.error(UnsupportedSyntaxError, "s2s spreads `**` only over dicts built in the function "
+                                     "or passed as **kwargs", node, "pass keyword arguments by name")
+                keys = self.agg_meta[value.id][1]
+                for key, e in zip(keys, self.aggregate_or_name(value.id).elts):
+                    kws[key] = e
+            else:
+                kws[k.arg] = self.arg_atom(k.value, out)
+        return args, kws
+
+    def spread(self, seq, star, node, out) -> list:
+        value = self.atom(seq, out)
+        if isinstance(value, gast.Name) and value.id in self.aggregates:
+            return list(self.aggregate_or_name(value.id).elts)
+        raise self.error(UnsupportedSyntaxError, f"s2s spreads `{star}` only over tuples and lists built in the "
+                         "function or passed as *args (their length known before the code runs)", node,
+                         "pass the arguments one by one")
+
+    def call_object(self, obj, args: list, kws: dict, node, out: list, func=None) -> Any:
+        """A call of the Python object `obj` with normalized arguments."""
+        if any(obj is b for b in PURE_BUILTINS):
+            known = self.folded_call(obj, args, kws)
+            if known is not None:         # int("12"), len("abc") of constants: computed now
+                return known
+        higher = self.call_higher_order(obj, args, kws, node, out)
+        if higher is not NotImplemented:
+            return higher
         if hasattr(obj, "_s2s_tree_source") and obj.transform in ("grad", "value_and_grad") and any(
                 isinstance(a, (gast.Tuple, gast.List)) for a in args):
             return self.inline_tree_transform(obj, args, kws, node, out)
@@ -123,18 +197,30 @@ class CallInlining:
                              keywords=[gast.keyword(k, self.emit_literal(v)) for k, v in kws.items()])
             call.s2s_fn = obj
             return copy_loc(call, node)
-        if isinstance(obj, types.FunctionType):
+        if isinstance(obj, types.FunctionType) and not _library_code(obj):
             return self.inline(obj, args, kws, node, out)
-        if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType) \
+                and not _library_code(obj.__func__):
             # `self.helper(x)`, `model.loss(x)`: the method, with its object as the first argument
             receiver = self.global_ref(f"{obj.__func__.__name__}_self", obj.__self__, node)
             if isinstance(receiver, gast.Name):
                 self.object_names.add(receiver.id)
             return self.inline(obj.__func__, [receiver] + args, kws, node, out)
-        if obj is builtins.float or obj is builtins.sum:
-            pass
+        call = getattr(type(obj), "__call__", None)
+        if isinstance(call, types.FunctionType) and not isinstance(obj, type):
+            # an object with a Python __call__ (a model, a layer): the method, the object first
+            receiver = self.global_ref(f"{type(obj).__name__.lower()}_self", obj, node)
+            if isinstance(receiver, gast.Name):
+                self.object_names.add(receiver.id)
+            return self.inline(call, [receiver] + args, kws, node, out)
+        if callable(obj):
+            # code s2s cannot read (a C function, a class, a library's function) and has no rule for:
+            # called as written, its result a constant unless a differentiated value flows in (refused
+            # then, at this line)
+            return self.call_rule(rt.call_opaque, [self.opaque_ref(obj, func, node)] + args, node, kws)
+        what = _dotted(func) if func is not None else getattr(obj, "__name__", "this function")
         raise self.error(
-            NoRuleError, f"s2s has no derivative rule for `{_dotted(func)}` ({_describe(obj)}) and cannot read its source",
+            NoRuleError, f"s2s has no derivative rule for `{what}` ({_describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
 
     def einsum_form(self, node):
@@ -191,45 +277,84 @@ class CallInlining:
         return key
 
     def inline(self, fn, args: list, kws: dict, node, out: list) -> Any:
-        if fn in self.inline_stack:
-            chain = " -> ".join(f.__name__ for f in self.inline_stack + [fn])
-            raise self.error(RecursionNotSupportedError, f"recursive call ({chain}): s2s inlines helper functions and cannot inline recursion",
-                             node, "rewrite the recursion as a loop")
+        self.check_recursion(fn, getattr(fn, "__name__", "<def>"), node)
         parsed = parse_function(fn)
-        fence(parsed)
+        fence(parsed, top=False)
         self.deps.add(parsed.source.filename)
         fdef = parsed.node
-        if fdef.args.kwonlyargs or fdef.args.posonlyargs:
-            raise parsed.source.error(UnsupportedSyntaxError, "keyword-only parameters are not supported in helpers", fdef)
         sig = inspect.signature(fn)
-        try:
-            bound = sig.bind(*args, **kws)
-        except TypeError as exc:
-            raise self.error(TransformError, f"bad call to {fn.__name__}: {exc}", node) from None
-        params = [a.id for a in fdef.args.args]
-        local = params + sorted(assigned_names(fdef.body) - set(params))
+        params = parameter_names(fdef.args)
+        local = params + sorted(scope_locals(fdef.body) - set(params))
         # (an identifier: a lambda's name is `<lambda>`)
         suffix = re.sub(r"\W", "", fn.__name__).strip("_") or ("lambda" if fn.__name__ == "<lambda>" else "fn")
         rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
         result = self.namer.fresh(f"{suffix}_out")
+        frame = Frame(parsed, rename, set(local), result, None)
+        return self.inline_body(parsed, sig, frame, fn, suffix, args, kws, node, out)
+
+    def opaque_ref(self, obj, func, node):
+        """A global of the generated code holding `obj` (any callable: global_ref takes values only)."""
+        preferred = re.sub(r"\W", "_", _dotted(func) if func is not None else getattr(obj, "__name__", "fn"))
+        if self.ns.get(preferred) is obj:
+            return name(preferred)
+        key = self.namer.fresh(preferred.split("_")[-1] or "fn")
+        self.ns[key] = obj
+        return name(key)
+
+    def check_recursion(self, key, label: str, node) -> None:
+        """Recursion is inlined while its depth is decided by constants s2s knows (`depth - 1` of a
+        constant, a branch on it folded); a depth known only when the code runs is refused."""
+        depth = sum(1 for f in self.inline_stack if f is key)
+        self.inline_counts[id(key)] = self.inline_counts.get(id(key), 0) + 1
+        if depth >= MAX_RECURSION or (depth and self.inline_counts[id(key)] > MAX_INLINES):
+            chain = " -> ".join(getattr(f, "__name__", None) or getattr(f, "name", "<def>")
+                                for f in self.inline_stack[:2] + [key])
+            raise self.error(RecursionNotSupportedError, f"recursive call ({chain} -> ...): s2s inlines helper "
+                             "functions, and this recursion does not end at a depth s2s knows when it reads the code",
+                             node, "rewrite the recursion as a loop, or make its depth a constant argument")
+
+    def inline_body(self, parsed, sig, frame, key, suffix: str, args: list, kws: dict, node, out: list) -> Any:
+        """Inline a function body: parameters bound to the caller's atoms (`*args` to a split tuple,
+        `**kwargs` to a split dict, defaults where an argument is missing), its statements normalized
+        in `frame`, its returned value in `frame.result`."""
+        fdef = parsed.node
+        try:
+            bound = sig.bind(*args, **kws)
+        except TypeError as exc:
+            raise self.error(TransformError, f"bad call to {getattr(key, '__name__', None) or fdef.name}: {exc}",
+                             node) from None
         body_src = list(fdef.body)
         if not _always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
-        frame = Frame(parsed, rename, set(local), result, None)
         caller = self.frame
-        # Bind parameters (arguments are already normalized atoms of the caller).
-        for p in params:
+        rename = frame.rename
+        assigned = assigned_names(fdef.body)
+        for p, param in sig.parameters.items():
             if p in bound.arguments:
                 value = bound.arguments[p]
+                if param.kind is param.VAR_POSITIONAL:
+                    value = _literal(list(value), ("tuple", None, None))
+                elif param.kind is param.VAR_KEYWORD:
+                    value = _literal(list(value.values()), ("dict", tuple(value), None))
+            elif param.kind is param.VAR_POSITIONAL:
+                value = _literal([], ("tuple", None, None))
+            elif param.kind is param.VAR_KEYWORD:
+                value = _literal([], ("dict", (), None))
             else:
-                default = sig.parameters[p].default
-                value = self.global_ref(p, default, node) if not isinstance(default, (int, float, str, tuple, type(None))) \
-                    else _constant(default)
+                default = param.default
+                if isinstance(default, gast.AST):          # a closure's default (an atom of its frame)
+                    value = default
+                elif is_function_object(default):
+                    value = self.function_atom(PyFunction(default), p)
+                elif isinstance(default, (int, float, str, tuple, type(None))):
+                    value = _constant(default)
+                else:
+                    value = self.global_ref(p, default, node)
             self.bind_value(rename[p], value, out, node)
             held = self.object_of(value)
-            if held is not None and p not in assigned_names(fdef.body):
+            if held is not None and p not in assigned:
                 self.objects[rename[p]] = held
-        self.inline_stack.append(fn)
+        self.inline_stack.append(key)
         self.frame = frame
         try:
             if _has_early_return(body_src):
@@ -243,7 +368,7 @@ class CallInlining:
         finally:
             self.frame = caller
             self.inline_stack.pop()
-        return name(result)
+        return name(frame.result)
 
     def inline_tree_transform(self, obj, args, kws, node, out):
         """grad(f)(params_tree, x) inside transformed code: differentiate f's flat wrapper, regroup."""
@@ -304,3 +429,16 @@ class CallInlining:
             cls_name = self.global_ref(td[1].__name__, td[1], None).id
             return _literal([self.build_tree(c, leaves) for c in td[3]], ("record", td[2], cls_name))
         return _literal([self.build_tree(c, leaves) for c in td[2]], (kind, None, None))
+
+
+_LIBRARY_ROOTS = tuple(p for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+                       if p)
+
+
+def _library_code(fn) -> bool:
+    """A function of the standard library or an installed package (logging, a plotting library):
+    s2s runs it as written rather than reading it, except the NumPy/SciPy code its rules stand for."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    return bool(filename) and filename.startswith(_LIBRARY_ROOTS) and module not in ("s2s", "numpy", "scipy") \
+        and "site-packages/s2s" not in filename

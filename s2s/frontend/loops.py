@@ -21,8 +21,9 @@ import gast
 
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
-from .ast_build import assign, assigned_names, const, copy_loc, name
+from .ast_build import assign, assigned_names, const, copy_loc, name, scope_locals
 from .containers import _literal
+from .functions import AMBIGUOUS
 from .nodes import clone, iter_nodes
 from .statements import Loop, _has_return
 
@@ -40,6 +41,7 @@ class LoopDesugaring:
         exits = _has_exit(s.body)
         loop = Loop(cond, self.namer.fresh("go") if exits else None)
         self.frame.loops.append(loop)
+        self.enter_dynamic_loop(s.body)
         try:
             body: list = [assign(loop.go, const(True), s)] if exits else []
             inner, _ = self.stmts(s.body)
@@ -51,6 +53,7 @@ class LoopDesugaring:
             body += [copy_loc(gast.If(test=name(cond), body=recompute, orelse=[]), s)] if exits else recompute
         finally:
             self.frame.loops.pop()
+            self.leave_dynamic_loop(s.body)
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
         return out, _has_return(s.body)
 
@@ -58,6 +61,25 @@ class LoopDesugaring:
         out: list = []
         it = s.iter
         kind, args = self.iteration(it, out)
+        return self.for_loop(s, kind, args, out)
+
+    def for_loop(self, s, kind: str, args: list, out: list) -> tuple[list, bool]:
+        """The `for` statement `s` over an iterable classified by `iteration`."""
+        if kind in ("seq", "range", "rangeobj", "zip") and not _has_exit(s.body) and self.starts_empty(s.body) and not (
+                kind in ("seq", "zip") and any(isinstance(a, gast.Name) and a.id in self.aggregates for a in args)) and not (
+                kind == "range" and all(self.is_static_int(a) for a in args)):
+            return self.peel_first(s, kind, args, out)
+        if kind == "range" and len(args) <= 3 and all(self.is_static_int(a) for a in args) \
+                and self.grows_outer_container(s.body):
+            # a range s2s knows, filling a list or dict (a comprehension): unrolled, so the list's
+            # length is known
+            steps = range(*[self.static_key(a, s) for a in args])
+            if len(steps) > 1000:
+                raise self.error(UnsupportedSyntaxError, f"this loop fills a list with {len(steps)} elements, one "
+                                 "variable each", s, "preallocate an array and write rows into it")
+            tmp = self.namer.temp()
+            self.bind_value(tmp, _literal([const(k) for k in steps], ("tuple", None, None)), out, s)
+            return self.unroll(s, "seq", [name(tmp)], out)
         if kind == "items" or (kind in ("seq", "enumerate", "zip") and any(
                 isinstance(q, gast.Name) and q.id in self.aggregates for q in args)):
             return self.unroll(s, kind, args, out)
@@ -116,7 +138,19 @@ class LoopDesugaring:
                 iter_node = name(r)
             else:
                 iter_node = self.call_rule(builtins.range, count_args, s)
+            if self._appends_in(s.body, s):
+                if count_args is None:
+                    steps = self.namer.temp()
+                    out.append(assign(steps, self.call_rule(builtins.len, [iter_node], s), s))
+                else:
+                    r = self.namer.temp()
+                    out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
+                    iter_node = name(r)
+                    steps = self.namer.temp()
+                    out.append(assign(steps, self.call_rule(builtins.len, [name(r)], s), s))
+                self.rows_for_loop(s.body, name(steps), out, s)
             self.frame.loops.append(Loop(None, None))
+            self.enter_dynamic_loop(s.body, s.target)
             try:
                 body: list = []
                 for t, v in elem_assigns:
@@ -125,6 +159,8 @@ class LoopDesugaring:
                 body += inner
             finally:
                 self.frame.loops.pop()
+                self.leave_dynamic_loop(s.body, s.target)
+                self.close_row_lists()
             out.append(copy_loc(gast.For(target=name(index_var, gast.Store()), iter=iter_node,
                                          body=body or [gast.Pass()], orelse=[], type_comment=None), s))
             return out, False
@@ -140,8 +176,10 @@ class LoopDesugaring:
         out.append(assign(k, const(0), s))
         cond = self.namer.temp()
         out.append(assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s))
+        self.rows_for_loop(s.body, name(n), out, s)
         loop = Loop(cond, self.namer.fresh("go"))
         self.frame.loops.append(loop)
+        self.enter_dynamic_loop(s.body, s.target)
         try:
             body = [assign(loop.go, const(True), s),
                     assign(index_var, gast.Subscript(name(r), name(k), gast.Load()), s)]
@@ -154,15 +192,105 @@ class LoopDesugaring:
                 assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s)], orelse=[]), s))
         finally:
             self.frame.loops.pop()
+            self.leave_dynamic_loop(s.body, s.target)
+            self.close_row_lists()
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
         return out, _has_return(s.body)
+
+    def _held_element(self, value, node, out):
+        """An element of a split container as an atom (a nested container gets a variable)."""
+        if isinstance(value, (gast.Tuple, gast.List)):
+            tmp = self.namer.temp()
+            self.bind_value(tmp, value, out, node)
+            return name(tmp)
+        return value
+
+    def starts_empty(self, body: list) -> bool:
+        """The body appends to a list that is empty before the loop."""
+        return any(not self.aggregates[var] for var in self._appends_in(body, None))
+
+    def peel_first(self, s, kind: str, args: list, out: list) -> tuple[list, bool]:
+        """A loop (trip count known when it runs) filling an empty list: its first step written out
+        before the loop, so the list has its first element (the shape of its rows, sequences.py)
+        when the loop over the other steps starts. An empty iterable raises IndexError here, where
+        Python's list would stay empty."""
+        if kind == "range":
+            # range(a, b, c): its first step is a, the others range(a + c, b, c) (a range again, so
+            # compiled code keeps a range, which it can reverse)
+            a, b, c = (const(0), args[0], const(1)) if len(args) == 1 else \
+                (args[0], args[1], args[2] if len(args) > 2 else const(1))
+            r = self.namer.temp()
+            out.append(assign(r, self.call_rule(builtins.range, args, s), s))
+            check = self.call_rule(rt.check_nonempty, [name(r), const(self.frame.parsed.source.line(
+                getattr(s, "lineno", None)).strip())], s)
+            out.append(copy_loc(gast.Expr(value=check), s))
+            self.assign_normalized(s.target, a, out, s)
+            inner, _ = self.stmts(s.body)
+            out += inner
+            start = self.namer.temp()
+            out.append(assign(start, gast.BinOp(a, gast.Add(), c), s))
+            return self.for_loop(s, "range", [name(start), b, c], out)
+        seqs = args
+        firsts = []
+        for q in seqs:
+            check = self.call_rule(rt.check_nonempty, [q, const(self.frame.parsed.source.line(
+                getattr(s, "lineno", None)).strip())], s)
+            out.append(copy_loc(gast.Expr(value=check), s))
+            tmp = self.namer.temp()
+            out.append(assign(tmp, gast.Subscript(clone(q), const(0), gast.Load()), s))
+            firsts.append(name(tmp))
+        if kind == "zip":
+            if not (isinstance(s.target, (gast.Tuple, gast.List)) and len(s.target.elts) == len(firsts)):
+                raise self.error(UnsupportedSyntaxError, "unpack zip() into one name per sequence", s)
+            for t, v in zip(s.target.elts, firsts):
+                self.assign_normalized(t, v, out, s)
+        elif isinstance(s.target, gast.Name):
+            self.assign_normalized(s.target, firsts[0], out, s)
+        else:
+            self.assign_element(s.target, firsts[0], out, s)
+        inner, _ = self.stmts(s.body)
+        out += inner
+        rests = []
+        for q in seqs:
+            rest = self.namer.temp()
+            out.append(assign(rest, gast.Subscript(clone(q), gast.Slice(const(1), None, None), gast.Load()), s))
+            rests.append(name(rest))
+        return self.for_loop(s, "rangeobj" if kind in ("range", "rangeobj") else kind, rests, out)
+
+    def is_static_int(self, atom) -> bool:
+        value = atom.value if isinstance(atom, gast.Constant) else self.constants.get(atom.id) \
+            if isinstance(atom, gast.Name) else None
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    def enter_dynamic_loop(self, body: list, target=None) -> None:
+        """A loop s2s keeps (its trip count known when the code runs): what the body rebinds is not
+        known statically inside it (a constant, a function value), and lists made outside it cannot
+        grow in it (sequences.py)."""
+        self.dynamic_depth += 1
+        self._forget_rebound(body, target, on_entry=True)
+
+    def leave_dynamic_loop(self, body: list, target=None) -> None:
+        self.dynamic_depth -= 1
+        self._forget_rebound(body, target, on_entry=False)
+
+    def _forget_rebound(self, body: list, target, on_entry: bool) -> None:
+        rebound = scope_locals(body) | (scope_locals([gast.Assign(targets=[target], value=const(0), type_comment=None)])
+                                        if target is not None else set())
+        for n in rebound:
+            var = self.frame.rename.get(n)
+            if var is None:
+                continue
+            self.constants.pop(var, None)
+            if on_entry and var in self.functions:
+                self.functions[var] = AMBIGUOUS
 
     def unroll(self, s, kind: str, seqs: list, out: list) -> tuple[list, bool]:
         """A loop over a split tuple/list/dict: one copy of the body per element."""
         if _has_break_continue(s.body):
             raise self.error(UnsupportedSyntaxError, "break/continue in a loop over a tuple/list is not supported", s,
                              "loop over range(len(...)) instead")
-        lengths = [len(self.aggregates[q.id]) if isinstance(q, gast.Name) and q.id in self.aggregates else None
+        lengths = [len(self.aggregates[q.id]) if isinstance(q, gast.Name) and q.id in self.aggregates
+                   else len(q.value) if isinstance(q, gast.Constant) and isinstance(q.value, (str, bytes)) else None
                    for q in seqs]
         known = [n for n in lengths if n is not None]
         n = min(known)
@@ -174,6 +302,7 @@ class LoopDesugaring:
             values = [self.element_of(q.id, k if self.agg_meta.get(q.id, ("tuple",))[0] != "dict"
                                       else self.agg_meta[q.id][1][k], s)
                       if isinstance(q, gast.Name) and q.id in self.aggregates
+                      else const(q.value[k]) if isinstance(q, gast.Constant) and isinstance(q.value, (str, bytes))
                       else gast.Subscript(clone(q), const(k), gast.Load()) for q in seqs]
             if kind == "items":
                 self.assign_normalized(s.target, _literal([const(keys[k]), values[0]], ("tuple", None, None)), code, s)
@@ -274,7 +403,11 @@ class LoopDesugaring:
             if obj is builtins.enumerate and len(it.args) == 1:
                 return "enumerate", [self.atom(it.args[0], out)]
             if obj is builtins.zip:
-                return "zip", [self.atom(a, out) for a in it.args]
+                seqs = []
+                for a in it.args:
+                    seqs += [self._held_element(e, it, out) for e in self.spread(a.value, "*", it, out)] \
+                        if isinstance(a, gast.Starred) else [self.atom(a, out)]
+                return "zip", seqs
         seq = self.atom(it, out)
         if isinstance(seq, gast.Name) and self.agg_meta.get(seq.id, ("",))[0] == "dict":
             keys = self.agg_meta[seq.id][1]      # iterating a dict yields its keys

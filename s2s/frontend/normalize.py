@@ -42,10 +42,13 @@ import gast
 
 from ..errors import UnsupportedSyntaxError
 from .anf import ExpressionANF
-from .ast_build import Namer, assign, assigned_names, const, copy_loc
+from .ast_build import Namer, assign, const, copy_loc, scope_locals
 from .containers import SplitContainers
 from .fence import fence
+from .functions import FunctionValues
 from .inlining import CallInlining
+from .effects import SideEffects
+from .sequences import SequenceBuilding
 from .loops import LoopDesugaring
 from .namespace import base_namespace
 from .nodes import clone, iter_nodes, names_in
@@ -64,7 +67,8 @@ class NormalizedFunction:
     objects: tuple = ()         # globals holding Python objects whose attributes the code reads at run time
 
 
-class Normalizer(StatementDesugaring, LoopDesugaring, ExpressionANF, CallInlining, SplitContainers, NameResolution):
+class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuilding, ExpressionANF, CallInlining,
+                 FunctionValues, SplitContainers, NameResolution):
     """The state of one normalization (the namer, the generated module's globals, the split
     containers, the frame of the function being normalized) and its entry point, `run`; the
     methods of each concern come from the mixins."""
@@ -92,6 +96,17 @@ class Normalizer(StatementDesugaring, LoopDesugaring, ExpressionANF, CallInlinin
         self.objects: dict[str, Any] = {}
         self.object_names: set[str] = set()          # globals of the generated code bound to such objects
         self._store_counts: dict[int, tuple] = {}
+        self.functions: dict[str, Any] = {}          # variables holding a function value (functions.py)
+        self.constants: dict[str, Any] = {}          # variables known to hold a constant (a key, an index)
+        self.list_groups: dict[str, set] = {}         # names holding the same list (sequences.py)
+        self.stale: set[str] = set()                  # names whose list changed through another name
+        self.row_lists: dict[str, tuple] = {}        # list grown in a kept loop -> (rows, count, open) (sequences.py)
+        self.inline_counts: dict[int, int] = {}      # id(function) -> times inlined (recursion, inlining.py)
+        self.always_leaves = False                    # the statement just normalized surely returns (statements.py)
+        self.holders: dict[str, dict] = {}           # array var -> {var holding it by copy: what it is} (statements.py)
+        self.appended_rows: dict[str, str] = {}      # var appended (by reference in Python) to a list kept as rows
+        self.dynamic_depth = 0                        # loops around the statement whose trip count is not static
+        self.list_depth: dict[str, int] = {}          # split list -> dynamic_depth where it was made
 
     # ----- errors -------------------------------------------------------------
     def error(self, cls, msg, node, hint=None):
@@ -101,9 +116,14 @@ class Normalizer(StatementDesugaring, LoopDesugaring, ExpressionANF, CallInlinin
     def run(self) -> NormalizedFunction:
         fdef = self.top.node
         params = [a.id for a in fdef.args.args]
-        if fdef.args.kwonlyargs or fdef.args.posonlyargs:
-            raise self.top.source.error(UnsupportedSyntaxError, "keyword-only and positional-only parameters are not supported", fdef)
-        local = params + sorted(assigned_names(fdef.body) - set(params))
+        if fdef.args.posonlyargs:
+            raise self.top.source.error(UnsupportedSyntaxError, "positional-only parameters are not supported", fdef)
+        kwonly = [a.id for a in fdef.args.kwonlyargs]
+        kw_defaults = dict(getattr(self.top.fn, "__kwdefaults__", None) or {})
+        if any(k not in kw_defaults for k in kwonly):
+            raise self.top.source.error(UnsupportedSyntaxError, "a keyword-only parameter without a default: pass "
+                                        "it at the call (`s2s.grad(f)(x, key=value)`)", fdef)
+        local = params + sorted((scope_locals(fdef.body) | set(kwonly)) - set(params))
         self.global_names -= set(local)
         body_src = list(fdef.body)
         if not _always_returns(body_src):
@@ -118,13 +138,19 @@ class Normalizer(StatementDesugaring, LoopDesugaring, ExpressionANF, CallInlinin
             frame.result = self.namer.fresh("result")
             frame.live = self.namer.fresh("alive")
             body.append(assign(frame.live, const(True), fdef))
+        for k in kwonly:     # a keyword-only parameter not passed: its default (passed ones: calls.py)
+            default = kw_defaults[k]
+            self.bind_value(rename[k], _constant(default) if isinstance(default, (int, float, str, bool, type(None)))
+                            else self.global_ref(k, default, fdef), body, fdef)
         out, _ = self.stmts(body_src)
         body += out
         if early:
             ret = gast.Return(value=self.emit_literal(self.aggregate_or_name(frame.result)))
             copy_loc(ret, body_src[-1])
             body.append(ret)
+        self.materialize_functions(body)
         args = clone(fdef.args)
+        args.kwonlyargs, args.kw_defaults = [], []     # (bound to their defaults in the body)
         for a in args.args:
             a.id = rename[a.id]
         defaults = list(getattr(self.top.fn, "__defaults__", None) or ())

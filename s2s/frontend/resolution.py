@@ -117,7 +117,7 @@ class NameResolution:
             return name("np")
         if isinstance(obj, types.ModuleType):
             raise self.error(UnsupportedSyntaxError, f"cannot use the module `{preferred}` as a value", node)
-        if callable(obj) and not isinstance(obj, (np.ndarray, np.generic, type)) and lookup(obj) is None:
+        if _is_function(obj) and lookup(obj) is None:
             raise self.error(UnsupportedSyntaxError, f"s2s cannot use the function `{preferred}` as a value", node,
                              "call it directly")
         if isinstance(obj, type) and obj in (float, int, bool, complex):
@@ -173,6 +173,12 @@ def _plain_object(value) -> bool:
     return value is not None and not isinstance(value, (np.ndarray, np.generic, numbers.Number, str, bytes, tuple,
                                                         list, dict, bool, types.FunctionType, types.ModuleType,
                                                         types.BuiltinFunctionType, np.ufunc))
+
+
+def _is_function(obj) -> bool:
+    """A function (not a class, an array, or an object that merely has `__call__`)."""
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ufunc)) \
+        or hasattr(obj, "_s2s_inline_source")
 
 
 def _constant(v):

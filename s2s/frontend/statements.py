@@ -21,13 +21,14 @@ leaves and one final `return`; no augmented assignment, unpacking, `break`, `con
 from __future__ import annotations
 
 import dataclasses
+import linecache
 
 import gast
 
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .aliases import in_place_checks
-from .ast_build import assign, const, copy_loc, is_atom, name
+from .ast_build import UNKNOWN, assign, const, copy_loc, is_atom, name, scope_locals
 from .nodes import clone, iter_nodes, names_in
 from .parse import ParsedFunction
 
@@ -60,13 +61,17 @@ class StatementDesugaring:
         """Normalize a statement list; True if control may leave it early."""
         out: list = []
         for i, s in enumerate(body):
+            self.always_leaves = False
             new, exits = self.stmt(s)
+            leaves, self.always_leaves = self.always_leaves, False
             for n in new:
                 if not hasattr(n, "lineno"):
                     copy_loc(n, s)
                 if not hasattr(n, "s2s_src"):
                     n.s2s_src = self.frame.parsed.source
             out += new
+            if leaves:
+                return out, True           # (a folded `if` whose path returns: the rest is no code)
             if exits:
                 rest = body[i + 1:]
                 if rest:
@@ -104,10 +109,27 @@ class StatementDesugaring:
         text = self.frame.parsed.source.line(getattr(s, "lineno", None)).strip() or "an in-place update"
         out = []
         for y, z in pairs:
-            if y not in self.frame.locals or z not in self.frame.locals:
-                continue
+            if y not in self.frame.locals or z not in self.frame.locals or \
+                    self.frame.rename[y] in self.aggregates or self.frame.rename[z] in self.aggregates:
+                continue         # (split lists: a change through another name is followed, sequences.py)
             check = self.call_rule(rt.check_unshared, [name(self.frame.rename[y]), name(self.frame.rename[z]),
                                                        const(text), const(y), const(z)], s)
+            out.append(copy_loc(gast.Expr(value=check), s))
+        return out
+
+    def holder_checks(self, var: str, shown: str, s) -> list:
+        """Before `x += v` (in place for an array): x's array may also be an element of a list or
+        tuple, a default argument or a partial's argument s2s copied when it was bound; Python would
+        change that too. A check refuses when it runs if they are one array (numbers pass)."""
+        text = self.frame.parsed.source.line(getattr(s, "lineno", None)).strip() or "an in-place update"
+        out = []
+        for holder, label in sorted(self.holders.get(var, {}).items()):
+            check = self.call_rule(rt.check_not_held, [name(var), name(holder), const(text), const(shown),
+                                                       const(label)], s)
+            out.append(copy_loc(gast.Expr(value=check), s))
+        if var in self.appended_rows:
+            check = self.call_rule(rt.check_not_held, [name(var), name(var), const(text), const(shown),
+                                                       const(f"an element of {self.appended_rows[var]}")], s)
             out.append(copy_loc(gast.Expr(value=check), s))
         return out
 
@@ -153,6 +175,12 @@ class StatementDesugaring:
         out: list = []
         target = s.target
         if isinstance(target, gast.Name):
+            var = self.store_name(target.id, s)
+            if var in self.aggregates and self.agg_meta.get(var, ("",))[0] == "list" and isinstance(s.op, gast.Add):
+                # `xs += [v]` extends the list in place (other names holding it see the change)
+                self.grow(var, self.elements_of(self.arg_atom(s.value, out), s), s, out)
+                return out, False
+            out += self.holder_checks(var, target.id, s)
             load = name(target.id)
             copy_loc(load, target)
             self.assign_to(target, copy_loc(gast.BinOp(load, s.op, s.value), s), out, s)
@@ -165,11 +193,34 @@ class StatementDesugaring:
             new = self.namer.temp()
             out.append(assign(new, gast.BinOp(name(old), s.op, rhs), s))
             out.append(assign(gast.Subscript(name(base), clone(index), gast.Store()), name(new), s))
+        elif isinstance(target, gast.Attribute) and self.object_rooted(target):
+            # `self.n_calls += 1`: a counter on an object, no part of the maths (effects.py)
+            self.emit_block([s], s, out)
         else:
             raise self.error(UnsupportedSyntaxError, "unsupported augmented assignment target", s)
         return out, False
 
     def assign_to(self, target, value, out: list, s) -> None:
+        if isinstance(value, gast.GeneratorExp) and isinstance(target, (gast.Tuple, gast.List)):
+            value = copy_loc(gast.ListComp(elt=value.elt, generators=value.generators), value)   # unpacked now
+        if isinstance(value, gast.GeneratorExp):
+            raise self.error(UnsupportedSyntaxError, "s2s evaluates a generator expression where it stands, so a "
+                             "generator kept in a variable would see the values of the time it was made, not of "
+                             "the time it is read (and could be read twice)", s,
+                             "use a list comprehension, or consume the generator where it is written: "
+                             "`sum(x * c for x in xs)`")
+        if isinstance(target, gast.Name) and isinstance(value, gast.ListComp):
+            var = self.store_name(target.id, s)
+            acc = self.comprehension(value, out, keep_list=True)
+            if acc in self.row_lists:          # filled by a loop kept: the name reads its rows (sequences.py)
+                if var in self.aggregates:
+                    self.drop_container(var, target.id, s)
+                for table in (self.functions, self.constants):
+                    table.pop(var, None)
+                self.row_lists[var] = self.row_lists[acc]
+            else:
+                self.bind_value(var, self.aggregate_or_name(acc), out, s)
+            return
         if isinstance(target, gast.Name):
             var = self.store_name(target.id, s)
             if isinstance(value, (gast.Tuple, gast.List)):
@@ -177,6 +228,9 @@ class StatementDesugaring:
                                       ("list" if isinstance(value, gast.List) else "tuple", None, None))
                 return
             simple = self.simple(value, out)
+            if isinstance(simple, gast.Name) and simple.id in self.functions:
+                self.bind_value(var, simple, out, s)        # a function value (functions.py)
+                return
             if isinstance(simple, gast.Name) and simple.id in self.aggregates:
                 self.bind_value(var, self.aggregate_or_name(simple.id), out, s)
                 return
@@ -188,9 +242,12 @@ class StatementDesugaring:
                 out.append(assign(tmp, simple, s))
                 simple = name(tmp)
             if var in self.aggregates:
-                raise self.error(UnsupportedSyntaxError, f"`{target.id}` holds a tuple/list elsewhere and a single value here",
-                                 s, "use different variable names for the tuple and the value")
+                self.drop_container(var, target.id, s)
             out.append(assign(var, simple, s))
+            if isinstance(simple, gast.Constant):
+                self.constants[var] = simple.value
+            else:
+                self.constants.pop(var, None)
             self.note_result(var, simple)
             held = self.object_of(simple)
             if held is not None and self.stores_in_frame().get(target.id) == 1:
@@ -244,6 +301,10 @@ class StatementDesugaring:
                 self.assign_normalized(t, self.aggregate_or_name(e), out, s)
         elif isinstance(target, gast.Subscript):
             base = self.local_name(target.value, s)
+            if base in self.aggregates:        # d[key] = v on a split dict or list (sequences.py)
+                key = self.static_key(self.atom(target.slice, out), s)
+                self.set_item(base, key, self.arg_atom(value, out), s, out)
+                return
             index = self.index(target.slice, out)
             rhs = self.atom(value, out)
             out.append(assign(gast.Subscript(name(base), index, gast.Store()), rhs, s))
@@ -274,14 +335,89 @@ class StatementDesugaring:
     def stmt_If(self, s):
         out: list = []
         test = self.atom(s.test, out)
+        known = test.value if isinstance(test, gast.Constant) else \
+            self.constants[test.id] if isinstance(test, gast.Name) and test.id in self.constants else UNKNOWN
+        if known is not UNKNOWN and isinstance(known, (bool, int, str, type(None))) and self.settled(s.test):
+            # a test s2s knows (a constant, a flag argument with its default, `if ax:` with ax None):
+            # only the path taken is code
+            path = s.body if known else s.orelse
+            taken, exits = self.stmts(path)
+            self.always_leaves = _always_returns(path)
+            return out + taken, exits
         if isinstance(test, gast.Constant):
             tmp = self.namer.temp()
             out.append(assign(tmp, test, s))
             test = name(tmp)
+        before = self.static_state()
         body, e1 = self.stmts(s.body)
+        after_body = self.static_state()
+        self.restore_static_state(before)
         orelse, e2 = self.stmts(s.orelse)
+        self.merge_static_state(before, after_body, orelse, s)
         out.append(copy_loc(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse), s))
         return out, e1 or e2
+
+    def settled(self, expr) -> bool:
+        """Whether a test's value is the same wherever the code could evaluate it: the locals it
+        reads are bound once in the function's source (a flag argument, `callback=None`, a key of an
+        unrolled loop), not flags the code reassigns (`alive`, `go`: code generated by s2s and
+        normalized again keeps tests on them, which other branches it does not fold mirror)."""
+        if linecache.getline(self.frame.parsed.source.filename, 1).startswith("# Generated by s2s"):
+            return False
+        stores = self.stores_in_frame()
+        return all(stores.get(n.id, 0) <= 1 for n in iter_nodes(expr)
+                   if isinstance(n, gast.Name) and n.id in self.frame.locals)
+
+    # ----- what s2s knows statically (split containers, constants, function values) across an `if`
+    def static_state(self) -> tuple:
+        return ({v: list(e) for v, e in self.aggregates.items()}, dict(self.agg_meta), dict(self.constants),
+                dict(self.functions))
+
+    def restore_static_state(self, state: tuple) -> None:
+        aggregates, meta, constants, functions = state
+        for v, elems in aggregates.items():
+            self.aggregates[v] = list(elems)
+        self.agg_meta.update(meta)
+        self.constants.clear()
+        self.constants.update(constants)
+        self.functions.clear()
+        self.functions.update(functions)
+
+    def merge_static_state(self, before: tuple, after_body: tuple, orelse: list, s) -> None:
+        """After both paths of an `if` on data: a split container holds the same element variables
+        (the else path copies its values into the if path's), constants both paths agree on stay,
+        and a variable bound to different functions holds one chosen at run time."""
+        body_aggs, body_meta, body_consts, body_fns = after_body
+        before_aggs = before[0]
+        user = {v: k for k, v in self.frame.rename.items()}
+        for var in set(body_aggs) ^ set(self.aggregates):
+            # a container on one path and a single value on the other (or only before)
+            path = s.orelse if var in body_aggs else s.body
+            if var in before_aggs or user.get(var, var) in scope_locals(path):
+                raise self.error(UnsupportedSyntaxError, f"`{user.get(var, var)}` holds a tuple/list/dict after one "
+                                 "path of this `if` and a single value after the other", s,
+                                 "use different variable names for the container and the value")
+        for var, elems in body_aggs.items():
+            mine = self.aggregates.get(var)
+            if mine is None or mine == elems:
+                if mine is None:
+                    self.aggregates[var] = list(elems)
+                    self.agg_meta[var] = body_meta[var]
+                continue
+            if len(mine) != len(elems) or body_meta.get(var, ("",))[:2] != self.agg_meta.get(var, ("",))[:2]:
+                raise self.error(UnsupportedSyntaxError, "a list or dict has a different length (or keys) after "
+                                 "the two paths of this `if`, which s2s must know when it reads the code", s,
+                                 "grow it the same way on both paths, or store the values in a preallocated array")
+            for mine_e, body_e in zip(mine, elems):
+                if mine_e != body_e:
+                    self.bind_value(body_e, self.aggregate_or_name(mine_e) if mine_e in self.aggregates
+                                    else name(mine_e), orelse, s)
+            self.aggregates[var] = list(elems)
+            self.agg_meta[var] = body_meta[var]
+        for var in list(self.constants):
+            if body_consts.get(var, UNKNOWN) != self.constants[var]:
+                del self.constants[var]
+        self.merge_function_bindings(before[3], body_fns, dict(self.functions))
 
     def stmt_Return(self, s):
         f = self.frame
@@ -320,14 +456,21 @@ def _has_return(stmts) -> bool:
 
 
 def _always_returns(stmts) -> bool:
-    """Control never falls off the end of `stmts` (the last statement returns on every path)."""
+    """Control never falls off the end of `stmts` (the last statement returns on every path, or
+    raises: then the statements return somewhere)."""
+    return _never_falls_off(stmts) and _has_return(stmts)
+
+
+def _never_falls_off(stmts) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, gast.Return):
+    if isinstance(last, (gast.Return, gast.Raise)):
         return True
     if isinstance(last, gast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
+        return _never_falls_off(last.body) and _never_falls_off(last.orelse)
+    if isinstance(last, gast.With):
+        return _never_falls_off(last.body)
     return False
 
 

@@ -59,7 +59,8 @@ set_kind("reduced_size", rt.reduced_size)
 # Functions of shapes only: evaluated on the first example (same for all).
 set_kind("shape_fn", rtb.batch_size, rtb.baxis, rtb.ex_ndim, rt.reduced_size, rtb.breduced_size, rtb.bshape, rtb.bsize,
          rtb.blen, rt.inverse_axes, rt.fft_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank,
-         rt.check_array_output, rt.check_unset, rt.check_unshared, rt.check_element_view)
+         rt.check_array_output, rt.check_unset, rt.check_unshared, rt.check_element_view, rt.check_row, rt.check_nonempty, rt.check_not_held,
+         rt.list_position)
 # Adjoint plans read only their operands' shapes: one plan serves every example (a per-example loop
 # would stack their tuples of parts of different shapes as one array, and fail).
 set_kind("shape_fn", ph.einsum_plan, ph.kron_plan, sh.tile_plan)

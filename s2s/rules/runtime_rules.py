@@ -7,7 +7,7 @@ their source and differentiates through them like a user's helper.
 from .. import runtime as rt
 from .. import runtime_batching as rtb
 from .. import runtime_fused as rtf
-from .registry import adjoint, nondiff, register, tangent
+from .registry import adjoint, nondiff, refuse, register, tangent
 
 # Tape operations.  Their adjoints use the tape's own adjoint (another stack);
 # the reverse pass implements them directly (see transforms/reverse.py).
@@ -218,6 +218,19 @@ nondiff(rt.check_array_output, "check_array_output")
 nondiff(rt.check_unset, "check_unset")
 nondiff(rt.check_unshared, "check_unshared")
 nondiff(rt.check_element_view, "check_element_view")
+nondiff(rt.check_row, "check_row")
+nondiff(rt.check_nonempty, "check_nonempty")
+nondiff(rt.check_not_held, "check_not_held")
+refuse(rt.call_opaque, "call_opaque", "it calls code s2s cannot read (no Python source, or a library's) and has "
+       "no derivative rule for, with a value that depends on the differentiated arguments")
+refuse(rt.call_method, "call_method", "it calls a method s2s cannot read and has no derivative rule for, with a "
+       "value that depends on the differentiated arguments")
+nondiff(rt.list_position, "list_position")
 for _fn in (rtf.fused_size, rtf.fused_empty, rtf.fused_grid, rtf.fused_zeros, rtf.flat_view, rtf.fused_out_view,
             rtf.elem):
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again
+
+# Side effects kept as the user wrote them (frontend/effects.py): no derivative, run in the forward sweep.
+from .. import runtime_effects as rte  # noqa: E402
+for _fn in (rte.effect, rte.raise_block, rte.format_value, rte.with_start, rte.try_start, rte.region_end):
+    nondiff(_fn, _fn.__name__)

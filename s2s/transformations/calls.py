@@ -84,6 +84,18 @@ def user_function(fun: Callable) -> Callable:
     return fun
 
 
+def binds_by_position(wrapper, args: tuple, kwargs: dict) -> bool:
+    """Whether a call's arguments can be passed to the user's function by position only (no
+    keyword-only or **kwargs keyword, no argument beyond its named parameters)."""
+    try:
+        sig = inspect.signature(source_of_decorated(user_function(wrapper)))
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return True          # (bind_keywords says what is wrong)
+    return all(sig.parameters[n].kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+               for n in bound.arguments)
+
+
 def bind_keywords(wrapper, args: tuple, kwargs: dict) -> tuple:
     """A call's keyword arguments as positions of the user's function (its defaults filling the
     positions before the last one given), as Python binds them: `grad(f)(x, a=2.0)`."""

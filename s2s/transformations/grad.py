@@ -6,6 +6,7 @@ Pytree arguments go through a generated wrapper taking their leaves (sources.fla
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -16,8 +17,8 @@ from ..codegen.user_lines import note_user_line
 from ..errors import ArgumentError, NonDifferentiableError
 from ..frontend.reads import changed
 from ..pipeline import build
-from .calls import bind_keywords, check_argnums, check_differentiable, defaults_after, normalize_argnums
-from .sources import TransformObject, flat_wrapper, source_function
+from .calls import bind_keywords, binds_by_position, check_argnums, check_differentiable, defaults_after, normalize_argnums
+from .sources import TransformObject, flat_wrapper, keyword_wrapper, source_function
 
 
 class Transformed(TransformObject):
@@ -54,12 +55,40 @@ class Transformed(TransformObject):
         """The generated function normalization inlines where transformed code calls this one."""
         return self.generated().fn
 
+    def _has_varargs(self) -> bool:
+        try:
+            params = inspect.signature(source_function(self.fun)).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+    def _call_keywords(self, args, kwargs):
+        """Keyword-only / **kwargs keywords, or *args: transform a wrapper that passes them (sources.py)."""
+        positional = dict(kwargs)
+        try:
+            sig = inspect.signature(source_function(self.fun))
+            sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentError(f"{getattr(self.fun, '__name__', 'the transformed function')}: {exc}") from None
+        # keywords naming positional parameters move to their positions (before *args can follow)
+        names = [n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        args = list(args)
+        for n in names[len(args):]:
+            if n not in positional:
+                break
+            args.append(positional.pop(n))
+        wrapper, extra = keyword_wrapper(source_function(self.fun), len(args), positional)
+        return Transformed(wrapper, self.transform, self.argnums if self.tuple_out else self.argnums[0],
+                           self.has_aux)(*args, *extra)
+
     def _s2s_tree_source(self, treedefs: tuple, leaf_nums: tuple) -> Callable:
         """The same transform of a wrapper taking the leaves of pytree arguments (treedefs, None for a leaf)."""
         wrapper = flat_wrapper(source_function(self.fun), treedefs)
         return Transformed(wrapper, self.transform, leaf_nums, self.has_aux).generated().fn
 
     def __call__(self, *args, **kwargs):
+        if self._has_varargs() or kwargs and not binds_by_position(self, args, kwargs):
+            return self._call_keywords(args, kwargs)
         if kwargs:
             args = bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # float32 in, float32 out (computed in float64)
@@ -70,7 +99,8 @@ class Transformed(TransformObject):
             raise
 
     def _call(self, args):
-        if any(0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.argnums):
+        if any(0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.argnums) \
+                or any(isinstance(a, dict) for a in args):
             return self._call_tree(args)
         gen = self.generated()
         src = self._src          # (the source function generated() just resolved)
@@ -93,6 +123,12 @@ class Transformed(TransformObject):
                 leaves, td = pytree.tree_flatten(a)
                 treedefs.append(td)
                 groups.append((i, td, list(range(len(flat), len(flat) + len(leaves)))))
+                flat += leaves
+            elif isinstance(a, dict):
+                # a dict not differentiated (options, scales): its leaves passed one by one, so the
+                # code reads it as a dict s2s splits (`.get`, `.items()`, keys known)
+                leaves, td = pytree.tree_flatten(a)
+                treedefs.append(td)
                 flat += leaves
             else:
                 treedefs.append(None)

@@ -177,3 +177,36 @@ def flat_wrapper(fn: Callable, treedefs: tuple) -> Callable:
     WRAPPED[os.path.basename(path)] = fn     # errors in its transforms point at fn's lines
     per_fn[treedefs] = wrapper
     return wrapper
+
+
+def keyword_wrapper(fn: Callable, npos: int, keywords: dict) -> tuple[Callable, list]:
+    """`def f_kw(x, y, k_scale): return f(x, y, mode='sum', scale=k_scale)`: a call of `fn` with `npos`
+    positional arguments (beyond its named parameters too: *args) and keyword arguments it cannot take
+    by position (keyword-only, **kwargs). Strings, booleans and None are written into the wrapper (s2s
+    reads them when it transforms: `if mode == 'sum':` is decided then, as a static argument); other
+    values become parameters after the positional ones. Returns the wrapper and the values to pass."""
+    static = {k: v for k, v in keywords.items() if isinstance(v, (str, bool, type(None)))}
+    dynamic = [k for k in keywords if k not in static]
+    key = (npos, tuple(sorted(static.items(), key=lambda kv: kv[0])), tuple(dynamic))
+    try:
+        per_fn = fn.__dict__.setdefault("__s2s_keyword_wrappers__", {})
+    except (AttributeError, TypeError):
+        per_fn = _WRAPPERS.setdefault(("kw", fn), {})
+    if key not in per_fn:
+        try:
+            names = [p.name for p in inspect.signature(fn).parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            names = []
+        params = [names[i] if i < len(names) else f"arg{i}" for i in range(npos)]
+        params += [f"kw_{k}" for k in dynamic]
+        fbind = f"{fn.__name__}_user" if getattr(fn, "__name__", "").isidentifier() else "user_fn"
+        fname = f"{fn.__name__}_kw" if getattr(fn, "__name__", "").isidentifier() else "kw_fn"
+        passed = params[:npos] + [f"{k}={v!r}" for k, v in static.items()] + [f"{k}=kw_{k}" for k in dynamic]
+        source = f"def {fname}({', '.join(params)}):\n    return {fbind}({', '.join(passed)})\n"
+        path = emit.write_module(source, fname)
+        wrapper = emit.load_function(source, path, fname, {fbind: fn}, register=False)
+        wrapper.__s2s_wraps__ = fn
+        WRAPPED[os.path.basename(path)] = fn
+        per_fn[key] = wrapper
+    return per_fn[key], [keywords[k] for k in dynamic]

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import runtime as rt
 from .. import runtime_batching as rtb
+from .. import runtime_effects as rte
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
@@ -311,6 +312,8 @@ class OpBatching:
             self.nf.namespace["getitem_"] = _getitem
             args = [value.value, _index_arg(value.slice)]
         elif isinstance(value, gast.Call):
+            if getattr(value, "s2s_fn", None) is rte.format_value:    # (a string per example: no array)
+                raise NoArrayForm("an f-string of values of the batch", s)
             fn_node = value.func
             args = list(value.args)
             if getattr(value, "s2s_fn", None) in _RAGGED_TUPLE_OPS and not any(

@@ -66,6 +66,13 @@ def op_rule(builder, value, s, which: str):
     else:
         raise builder.error(UnsupportedSyntaxError, f"cannot differentiate a `{type(value).__name__}` expression", s)
     rule = lookup(fn)
+    if fn is rt.call_opaque or fn is rt.call_method:
+        # code s2s runs as written (frontend/inlining.py), reached by a differentiated value
+        callee = getattr(args[0], "id", "this function") if fn is rt.call_opaque else f".{getattr(args[1], 'value', '?')}()"
+        raise builder.error(NoRuleError, f"s2s has no derivative rule for `{callee}` and cannot read its source, "
+                            "and a value that depends on the differentiated arguments flows into it", value,
+                            "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), rewrite it with "
+                            "NumPy operations s2s knows, or wrap its arguments in s2s.stop_gradient(...)")
     if rule is not None and rule.refused:
         raise builder.error(NonDifferentiableError, f"s2s does not differentiate `{rule.name}`: {rule.refused}", s,
                             "wrap its arguments in s2s.stop_gradient(...) if no gradient is wanted")

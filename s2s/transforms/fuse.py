@@ -388,6 +388,8 @@ class Fuser:
                     inputs.append(n)
             seen_def.add(s.targets[0].id)
         sums = {s.targets[0].id for s in run_body if self.is_full_sum(s.value)}
+        if any(self.unbroadcast_target(n) in sums for st in run_body for n in iter_nodes(st.value)):
+            return run         # a cotangent summed down to a sum of this loop: not one element per i
         outputs = [v for v in dict.fromkeys(defined) if v in later and v not in sums]
         sum_outputs = [v for v in dict.fromkeys(defined) if v in sums]
         if not inputs or all(self.known_scalar(v) for v in inputs):
@@ -410,7 +412,11 @@ class Fuser:
         summed = self.unsure_arrays(run_body, sums, inputs, outputs, defs)
         # an output shaped like unbroadcast's target t is a number when t is one (a sum over the
         # loop, not an element per i): the loop must not run then, so t must be an array
-        summed += [[like] for like in dict.fromkeys(self.unbroadcast_target(defs[v]) for v in outputs)
+        # (the same for a value used only inside the loop: `dc0 = unbroadcast(g, c0)` with c0 a number
+        # is a sum over the loop, which an element per i would get wrong: a silently wrong gradient
+        # under jit, tests/test_jit_fusion_types.py::test_unbroadcast_to_a_number_inside_a_fused_run)
+        summed += [[like] for like in dict.fromkeys(self.unbroadcast_target(n) for st in run_body
+                                                    for n in iter_nodes(st.value))
                    if like in inputs and not self.ranks.get(like, 0) > 0 and [like] not in summed]
         if summed:
             # a sum in the loop adds one element per i: right only if its operand has the loop's

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import runtime as rt
 from .. import runtime_batching as rtb
+from .. import runtime_effects as rte
 from ..analysis.activity import activity
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..analysis.remat import rematerializable
@@ -569,6 +570,12 @@ class ReverseBuilder:
                                                  gast.UnaryOp(gast.USub(), clone(v))] +
                                     [clone(a) for a in (arr_b, v_b, size)]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
+        elif (fn is rte.with_start or fn is rte.region_end) and len(call.args) > 2 \
+                and isinstance(call.args[2], gast.Constant) and call.args[2].value is True:
+            # `with np.errstate(...)`: the body's derivative runs in it too (its end comes first here)
+            mirror = _call(rte.with_start if fn is rte.region_end else rte.region_end,
+                           [const(f"{call.args[0].value}_grad")] + [clone(a) for a in call.args[1:]])
+            code.append(copy_loc(_expr_stmt(mirror), s))
         else:
             self.refuse_unruled_effect(call, s)
         return code

@@ -68,6 +68,44 @@ def _check_unpack(value, count):
     return impl
 
 
+@overload(rt.list_position)
+def _list_position(index, length):
+    def impl(index, length):
+        if index < -length or index >= length:
+            raise IndexError("list index out of range")
+        return index + length if index < 0 else index
+    return impl
+
+
+@overload(rt.check_not_held)
+def _check_not_held(target, held, update, target_name, holder):
+    if _is_array(target) and _is_array(held):
+        def impl(target, held, update, target_name, holder):
+            if _may_share_memory(target, held):
+                raise ValueError("an in-place update changes an array that a list element, a default argument "
+                                 "or a partial's argument also holds: Python would change it there too")
+        return impl
+    return lambda target, held, update, target_name, holder: None
+
+
+@overload(rt.check_nonempty)
+def _check_nonempty(seq, loop):
+    def impl(seq, loop):
+        if len(seq) == 0:
+            raise ValueError("a loop filling an empty list runs no step: s2s keeps the list as the rows of an "
+                             "array whose shape its first step gives")
+    return impl
+
+
+@overload(rt.check_row)
+def _check_row(rows, value):
+    def impl(rows, value):
+        if np.shape(value) != np.shape(rows)[1:]:
+            raise ValueError("s2s keeps a list grown in a loop as the rows of one array, and this value does "
+                             "not have the shape of its first element")
+    return impl
+
+
 @overload(rt.check_rank)
 def _check_rank(x, rank, what):
     def impl(x, rank, what):
