@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gast
 
-from .nodes import iter_nodes
+from .nodes import child_nodes, iter_nodes
 
 # Methods and numpy functions whose result may be a view of their (first) operand.
 VIEW_METHODS = frozenset({"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal",
@@ -59,12 +59,7 @@ def _own_nodes(fdef):
         yield n
         if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             continue
-        for f in n._fields:
-            v = getattr(n, f, None)
-            if isinstance(v, list):
-                todo.extend(x for x in v if isinstance(x, gast.AST))
-            elif isinstance(v, gast.AST):
-                todo.append(v)
+        todo.extend(child_nodes(n))
 
 
 def _pairs(target, value):

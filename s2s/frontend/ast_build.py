@@ -18,7 +18,7 @@ from typing import Any
 
 import gast
 
-from .nodes import iter_nodes, names_in
+from .nodes import child_nodes, iter_nodes, names_in
 
 
 def name(id_: str, ctx=None) -> gast.Name:
@@ -96,12 +96,7 @@ def scope_locals(stmts: list) -> set[str]:
         if isinstance(n, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
             todo.append(n.generators[0].iter)      # evaluated in the enclosing scope
             continue
-        for f in n._fields:
-            v = getattr(n, f, None)
-            if isinstance(v, list):
-                todo.extend(x for x in v if isinstance(x, gast.AST))
-            elif isinstance(v, gast.AST):
-                todo.append(v)
+        todo.extend(child_nodes(n))
     return out
 
 

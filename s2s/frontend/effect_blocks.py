@@ -21,7 +21,7 @@ from typing import Any
 import gast
 
 from .ast_build import copy_loc
-from .nodes import iter_nodes
+from .nodes import ends_with, iter_nodes
 
 EXC_PARAM = "__s2s_exc"
 VALUES_PARAM = "__s2s_values"
@@ -119,16 +119,7 @@ def loaded_names(nodes) -> list[str]:
 
 def always_raises(stmts: list) -> bool:
     """Control never leaves `stmts` normally: its last statement raises on every path."""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, gast.Raise):
-        return True
-    if isinstance(last, gast.If):
-        return always_raises(last.body) and always_raises(last.orelse)
-    if isinstance(last, gast.With):
-        return always_raises(last.body)
-    return False
+    return ends_with(stmts, (gast.Raise,))
 
 
 def leaves(stmts: list, loops: bool = False) -> gast.AST | None:

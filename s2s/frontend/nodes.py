@@ -68,6 +68,33 @@ def iter_nodes(node: Any):
         yield n
 
 
+def child_nodes(node: Any) -> list:
+    """The nodes directly under `node`."""
+    out = []
+    for f in node._fields:
+        v = getattr(node, f, None)
+        if isinstance(v, list):
+            out.extend(x for x in v if isinstance(x, gast.AST))
+        elif isinstance(v, gast.AST):
+            out.append(v)
+    return out
+
+
+def ends_with(stmts: list, kinds: tuple) -> bool:
+    """The last statement of `stmts` is one of `kinds` on every path (through `if` branches and
+    `with` bodies): control never falls off the end."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, kinds):
+        return True
+    if isinstance(last, gast.If):
+        return ends_with(last.body, kinds) and ends_with(last.orelse, kinds)
+    if isinstance(last, gast.With):
+        return ends_with(last.body, kinds)
+    return False
+
+
 def names_in(node: Any) -> set[str]:
     """The identifiers of every `Name` under `node` (read or written)."""
     out = set()

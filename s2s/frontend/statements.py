@@ -29,7 +29,7 @@ from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .aliases import in_place_checks
 from .ast_build import UNKNOWN, assign, const, copy_loc, is_atom, name, scope_locals
-from .nodes import clone, iter_nodes, names_in
+from .nodes import clone, ends_with, iter_nodes, names_in
 from .parse import ParsedFunction
 
 
@@ -458,20 +458,7 @@ def _has_return(stmts) -> bool:
 def _always_returns(stmts) -> bool:
     """Control never falls off the end of `stmts` (the last statement returns on every path, or
     raises: then the statements return somewhere)."""
-    return _never_falls_off(stmts) and _has_return(stmts)
-
-
-def _never_falls_off(stmts) -> bool:
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, (gast.Return, gast.Raise)):
-        return True
-    if isinstance(last, gast.If):
-        return _never_falls_off(last.body) and _never_falls_off(last.orelse)
-    if isinstance(last, gast.With):
-        return _never_falls_off(last.body)
-    return False
+    return ends_with(stmts, (gast.Return, gast.Raise)) and _has_return(stmts)
 
 
 def _has_early_return(body) -> bool:
