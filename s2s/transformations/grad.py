@@ -21,6 +21,9 @@ from .calls import bind_keywords, binds_by_position, check_argnums, check_differ
 from .sources import TransformObject, flat_wrapper, keyword_wrapper, source_function
 
 
+_KEYWORD_FORMS: dict = {}   # (keyword wrapper, transform, argnums, ...) -> its Transformed (one per wrapper)
+
+
 class Transformed(TransformObject):
     """A function transformed by s2s; call it like the original."""
 
@@ -64,6 +67,11 @@ class Transformed(TransformObject):
 
     def _call_keywords(self, args, kwargs):
         """Keyword-only / **kwargs keywords, or *args: transform a wrapper that passes them (sources.py)."""
+        inner, flat = self.keyword_form(args, kwargs)
+        return inner(*flat)
+
+    def keyword_form(self, args, kwargs):
+        """(this transform of the keyword wrapper, the arguments to call it with)."""
         positional = dict(kwargs)
         try:
             sig = inspect.signature(source_function(self.fun))
@@ -78,8 +86,12 @@ class Transformed(TransformObject):
                 break
             args.append(positional.pop(n))
         wrapper, extra = keyword_wrapper(source_function(self.fun), len(args), positional)
-        return Transformed(wrapper, self.transform, self.argnums if self.tuple_out else self.argnums[0],
-                           self.has_aux)(*args, *extra)
+        key = (wrapper, self.transform, self.argnums, self.tuple_out, self.has_aux)
+        inner = _KEYWORD_FORMS.get(key)
+        if inner is None:
+            inner = _KEYWORD_FORMS[key] = Transformed(wrapper, self.transform,
+                                                      self.argnums if self.tuple_out else self.argnums[0], self.has_aux)
+        return inner, tuple(args) + tuple(extra)
 
     def _s2s_tree_source(self, treedefs: tuple, leaf_nums: tuple) -> Callable:
         """The same transform of a wrapper taking the leaves of pytree arguments (treedefs, None for a leaf)."""

@@ -20,7 +20,7 @@ from ..errors import ArgumentError, NonDifferentiableError, S2SError, TransformE
 from ..frontend.reads import changed
 from ..optimize.specialize import arg_facts
 from ..pipeline import build
-from .calls import bind_keywords, caller_stacklevel, check_argnums, unit_basis
+from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, unit_basis
 from .grad import Transformed
 from .jacobians import Hessian
 from .sources import TransformObject, source_function
@@ -172,6 +172,15 @@ class Jitted(TransformObject):
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
     def __call__(self, *args, **kwargs):
+        keyword_form = getattr(self.fun, "keyword_form", None)
+        if keyword_form is not None and (kwargs or self.fun._has_varargs()) and \
+                (self.fun._has_varargs() or not binds_by_position(self, args, kwargs)):
+            # keyword-only / **kwargs keywords, *args: the jit of the transform of their wrapper
+            inner, args = keyword_form(args, kwargs)
+            jitted = self._inner_jits.get(("keywords", inner))
+            if jitted is None:
+                jitted = self._inner_jits[("keywords", inner)] = Jitted(inner, self.target, self.cache, self.fallback)
+            return jitted(*args)
         if kwargs:
             args = bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # one float64 compiled path for float32 inputs too
