@@ -279,3 +279,13 @@ def test_a_keyword_only_parameter_passed_at_the_call():
                    for e in np.eye(2)])
     np.testing.assert_allclose(got, fd, rtol=1e-6)
     np.testing.assert_allclose(s2s.grad(keyword_only)(x), 4.0 * x)      # its default
+
+
+def test_vmap_of_a_function_called_with_keywords_maps_them_over_axis_0():
+    # as JAX: vmap(f)(x, key=value) maps the keyword over axis 0 (a positional parameter here)
+    xs, scales = np.array([[1.0, 2.0], [3.0, -1.0]]), np.array([2.0, 0.5])
+    got = s2s.vmap(scaled_square)(xs, a=scales)
+    np.testing.assert_allclose(got, [scaled_square(x, a=s) for x, s in zip(xs, scales)])
+    # keyword-only through grad's keyword wrapper: a string/None keyword is a constant, not mapped
+    got = s2s.vmap(s2s.grad(keyword_only))(xs, a=scales)
+    np.testing.assert_allclose(got, [s2s.grad(keyword_only)(x, a=s) for x, s in zip(xs, scales)])

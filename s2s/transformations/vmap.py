@@ -62,13 +62,37 @@ class Batched(TransformObject):
         raise TransformError("transforming a vmapped function needs its argument count; call it inside a function "
                              "(e.g. lambda w: np.sum(s2s.vmap(f)(w, xs)))")
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            return self._call_keywords(args, kwargs)
         args, low = precision.widen(args)
         try:
             return precision.narrow(self._call(args), low)
         except Exception as exc:
             note_user_line(exc)
             raise
+
+    def _call_keywords(self, args, kwargs):
+        """vmap(f)(x, key=value): as JAX, keyword arguments are mapped over their axis 0. A transform
+        with keyword-only / **kwargs parameters maps the transform of its keyword wrapper (grad.py);
+        a string, bool or None keyword is a constant of that wrapper (not mapped)."""
+        keyword_form = getattr(self.fun, "keyword_form", None)
+        axes = self._axes_for(len(args))
+        if keyword_form is None:
+            try:
+                from .calls import bind_keywords
+                full = bind_keywords(self, args, kwargs)
+            except ArgumentError:
+                raise ArgumentError(f"{self.__name__}: keyword arguments of a vmapped function bind to its "
+                                    "positional parameters only") from None
+            return Batched(self.fun, tuple(axes) + (0,) * (len(full) - len(args)), self.out_axes,
+                           self.axis_size)(*full)
+        inner, flat = keyword_form(args, kwargs)
+        key = ("keywords", inner, tuple(axes))
+        cache = self.__dict__.setdefault("_keyword_forms", {})
+        if key not in cache:
+            cache[key] = Batched(inner, tuple(axes) + (0,) * (len(flat) - len(args)), self.out_axes, self.axis_size)
+        return cache[key](*flat)
 
     def _call(self, args):
         if isinstance(self.fun, Batched):

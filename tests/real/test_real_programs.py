@@ -77,8 +77,6 @@ CASES = _load_cases()
 # (case id, check) -> (exception class, first line of the message). Filled from a run of this
 # file against the current s2s; see the module docstring.
 KNOWN_FAILURES: dict[tuple[str, str], tuple[type, str]] = {
-    ('lstm.gru_loss_forward_kw', 'vmap'): (TypeError, "Batched.__call__() got an unexpected keyword argument 'reverse'"),
-    ('neural_net.regression_loss_kwargs', 'vmap'): (TypeError, "Batched.__call__() got an unexpected keyword argument 'activation'"),
     ('neural_net.vae_loss', 'grad'): (UnsupportedSyntaxError, 'unsupported assignment target'),
     ('neural_net.vae_loss', 'jit'): (UnsupportedSyntaxError, 'unsupported assignment target'),
     ('neural_net.vae_loss', 'vmap'): (UnsupportedSyntaxError, 'unsupported assignment target'),
