@@ -131,12 +131,20 @@ KNOWN_FAILURES: dict[tuple[str, str], tuple[type, str]] = {
 }
 
 
+# jit(grad) checks that compile for 10-30 s each (Numba, cold): marked slow and left out of CI's
+# command (`-m "not slow"`), their constructs being compiled there by smaller programs:
+# tests/test_closures_lists.py (step closures, lists kept as rows, reduce, integrators taking a
+# function, comprehensions, under jit) and tests/test_jit_fusion_types.py (the HMM's forward pass).
+SLOW_JIT = {"rnn.rnn_log_likelihood", "rnn.rnn_regression_loss", "lstm.lstm_log_likelihood", "gp.gp_objective_lambda",
+            "numerics.lotka_volterra_rk4", "mixtures.gmm_log_likelihood", "hmm.hmm_scaled_forward"}
+
+
 def _params(check):
     out = []
     for case in CASES:
         if check != "runs" and check not in case["checks"]:
             continue
-        marks = []
+        marks = [pytest.mark.slow] if check == "jit" and case["id"] in SLOW_JIT else []
         known = KNOWN_FAILURES.get((case["id"], check))
         if known is not None:
             cls, message = known
