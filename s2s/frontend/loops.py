@@ -212,8 +212,8 @@ class LoopDesugaring:
     def peel_first(self, s, kind: str, args: list, out: list) -> tuple[list, bool]:
         """A loop (trip count known when it runs) filling an empty list: its first step written out
         before the loop, so the list has its first element (the shape of its rows, sequences.py)
-        when the loop over the other steps starts. An empty iterable raises IndexError here, where
-        Python's list would stay empty."""
+        when the loop over the other steps starts. An empty iterable is refused when the code runs
+        (rt.check_nonempty), where Python's list would stay empty."""
         if kind == "range":
             # range(a, b, c): its first step is a, the others range(a + c, b, c) (a range again, so
             # compiled code keeps a range, which it can reverse)
@@ -221,9 +221,7 @@ class LoopDesugaring:
                 (args[0], args[1], args[2] if len(args) > 2 else const(1))
             r = self.namer.temp()
             out.append(assign(r, self.call_rule(builtins.range, args, s), s))
-            check = self.call_rule(rt.check_nonempty, [name(r), const(self.frame.parsed.source.line(
-                getattr(s, "lineno", None)).strip())], s)
-            out.append(copy_loc(gast.Expr(value=check), s))
+            self._check_nonempty(name(r), s, out)
             self.assign_normalized(s.target, a, out, s)
             inner, _ = self.stmts(s.body)
             out += inner
@@ -233,9 +231,7 @@ class LoopDesugaring:
         seqs = args
         firsts = []
         for q in seqs:
-            check = self.call_rule(rt.check_nonempty, [q, const(self.frame.parsed.source.line(
-                getattr(s, "lineno", None)).strip())], s)
-            out.append(copy_loc(gast.Expr(value=check), s))
+            self._check_nonempty(q, s, out)
             tmp = self.namer.temp()
             out.append(assign(tmp, gast.Subscript(clone(q), const(0), gast.Load()), s))
             firsts.append(name(tmp))
@@ -256,6 +252,10 @@ class LoopDesugaring:
             out.append(assign(rest, gast.Subscript(clone(q), gast.Slice(const(1), None, None), gast.Load()), s))
             rests.append(name(rest))
         return self.for_loop(s, "rangeobj" if kind in ("range", "rangeobj") else kind, rests, out)
+
+    def _check_nonempty(self, seq, s, out: list) -> None:
+        check = self.call_rule(rt.check_nonempty, [seq, const(self.user_line(s) or "this loop")], s)
+        out.append(copy_loc(gast.Expr(value=check), s))
 
     def is_static_int(self, atom) -> bool:
         value = atom.value if isinstance(atom, gast.Constant) else self.constants.get(atom.id) \

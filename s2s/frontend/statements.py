@@ -106,7 +106,7 @@ class StatementDesugaring:
         pairs = table[1].get(id(s))
         if not pairs:
             return []
-        text = self.frame.parsed.source.line(getattr(s, "lineno", None)).strip() or "an in-place update"
+        text = self.user_line(s) or "an in-place update"
         out = []
         for y, z in pairs:
             if y not in self.frame.locals or z not in self.frame.locals or \
@@ -117,11 +117,15 @@ class StatementDesugaring:
             out.append(copy_loc(gast.Expr(value=check), s))
         return out
 
+    def user_line(self, s) -> str:
+        """The user's source line of a statement (for run-time checks' messages)."""
+        return self.frame.parsed.source.line(getattr(s, "lineno", None)).strip()
+
     def holder_checks(self, var: str, shown: str, s) -> list:
         """Before `x += v` (in place for an array): x's array may also be an element of a list or
         tuple, a default argument or a partial's argument s2s copied when it was bound; Python would
         change that too. A check refuses when it runs if they are one array (numbers pass)."""
-        text = self.frame.parsed.source.line(getattr(s, "lineno", None)).strip() or "an in-place update"
+        text = self.user_line(s) or "an in-place update"
         out = []
         for holder, label in sorted(self.holders.get(var, {}).items()):
             check = self.call_rule(rt.check_not_held, [name(var), name(holder), const(text), const(shown),

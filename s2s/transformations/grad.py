@@ -33,6 +33,7 @@ class Transformed(TransformObject):
         self.fun = fun
         self.transform = transform
         self.argnums, self.tuple_out = normalize_argnums(argnums)
+        self._varargs: bool | None = None
         self.has_aux = has_aux
         self.__name__ = f"{getattr(fun, '__name__', 'f')}_{transform}"
         self.__qualname__ = self.__name__
@@ -59,11 +60,14 @@ class Transformed(TransformObject):
         return self.generated().fn
 
     def _has_varargs(self) -> bool:
-        try:
-            params = inspect.signature(source_function(self.fun)).parameters.values()
-        except (TypeError, ValueError):
-            return False
-        return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+        """f takes *args or **kwargs (read once: every call asks)."""
+        if self._varargs is None:
+            try:
+                params = inspect.signature(source_function(self.fun)).parameters.values()
+                self._varargs = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+            except (TypeError, ValueError):
+                self._varargs = False
+        return self._varargs
 
     def _call_keywords(self, args, kwargs):
         """Keyword-only / **kwargs keywords, or *args: transform a wrapper that passes them (sources.py)."""

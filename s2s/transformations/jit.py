@@ -173,8 +173,7 @@ class Jitted(TransformObject):
 
     def __call__(self, *args, **kwargs):
         keyword_form = getattr(self.fun, "keyword_form", None)
-        if keyword_form is not None and (kwargs or self.fun._has_varargs()) and \
-                (self.fun._has_varargs() or not binds_by_position(self, args, kwargs)):
+        if keyword_form is not None and (self.fun._has_varargs() or kwargs and not binds_by_position(self, args, kwargs)):
             # keyword-only / **kwargs keywords, *args: the jit of the transform of their wrapper
             inner, args = keyword_form(args, kwargs)
             jitted = self._inner_jits.get(("keywords", inner))
