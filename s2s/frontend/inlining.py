@@ -37,7 +37,7 @@ from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
 from .functions import PyFunction, is_function_object, parameter_names
 from .hooks import composite_of, lookup
-from .nodes import parse_expr
+from .nodes import iter_nodes, parse_expr
 from .parse import parse_function
 from .resolution import _constant, _describe, _dotted
 from .statements import Frame, _always_returns, _has_early_return
@@ -329,9 +329,16 @@ class CallInlining:
         caller = self.frame
         rename = frame.rename
         assigned = assigned_names(fdef.body)
+        shared = _written_in_place(fdef.body) - assigned
         for p, param in sig.parameters.items():
             if p in bound.arguments:
                 value = bound.arguments[p]
+                if p in shared and isinstance(value, gast.Name) and value.id not in self.functions \
+                        and value.id not in self.aggregates and value.id not in self.row_lists:
+                    # a helper writing into its argument (`buf[0] = v`) writes into the caller's array:
+                    # the parameter is that variable's name (no alias the transforms would refuse)
+                    rename[p] = value.id
+                    continue
                 if param.kind is param.VAR_POSITIONAL:
                     value = _literal(list(value), ("tuple", None, None))
                 elif param.kind is param.VAR_KEYWORD:
@@ -433,6 +440,20 @@ class CallInlining:
 
 _LIBRARY_ROOTS = tuple(p for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
                        if p)
+
+
+def _written_in_place(body: list) -> set[str]:
+    """Names a function body writes into by index (`buf[i] = v`, `buf[i] += v`), when it defines no
+    function that could keep the name (a closure reads its variable when called: late binding)."""
+    out: set[str] = set()
+    for n in iter_nodes(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            return set()
+        if isinstance(n, (gast.Assign, gast.AugAssign)):
+            for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    out.add(t.value.id)
+    return out
 
 
 def _library_code(fn) -> bool:

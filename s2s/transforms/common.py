@@ -23,7 +23,7 @@ import numpy as np
 from .. import runtime as rt
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.nodes import clone, iter_nodes, parse_expr
-from ..frontend.ast_build import assign, const, name
+from ..frontend.ast_build import assign, const, name, namer_for, walk_stmts
 from ..rules.table import lookup
 
 ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
@@ -96,6 +96,48 @@ def make_owned(deriv: str, var: str, state: dict, code: list) -> None:
     elif st == MAYBE:
         code.append(assign(deriv, gast.BinOp(name(deriv), gast.Add(), _call(rt.zeros_like, [name(var)]))))
     state[var] = OWNED
+
+
+def copy_written_arguments(fdef: gast.FunctionDef, namespace: dict) -> None:
+    """Prepend `x_copy = np.copy(x)` (and read x_copy after it) for each argument the function writes into (`x[0] = a * b`,
+    np.add.at(x, ..)): a derivative runs the forward sweep on an array of its own, so the caller's
+    array is not changed by grad/jvp (and may be read again by its backward sweep), and the copy is
+    a fresh array forward and reverse mode can write into.  Written only after a rebinding
+    (`x = y; x[0] = ..`) stays refused where it is written."""
+    params = [a.id for a in fdef.args.args]
+    written = set()
+    for s in walk_stmts(fdef.body):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) \
+                and isinstance(s.targets[0].value, gast.Name):
+            written.add(s.targets[0].value.id)
+        elif isinstance(s, gast.Expr) and getattr(s.value, "s2s_fn", None) is rt.add_at \
+                and isinstance(s.value.args[0], gast.Name):
+            written.add(s.value.args[0].id)
+    # (`w, b = params` binds `w_p = params_0` once: a write into w_p is a write into the argument)
+    bindings: dict[str, list] = {}
+    for s in walk_stmts(fdef.body):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            bindings.setdefault(s.targets[0].id, []).append(s.value)
+    for var in list(written):
+        seen = {var}
+        while var not in params and len(bindings.get(var, ())) == 1 and isinstance(bindings[var][0], gast.Name) \
+                and bindings[var][0].id not in seen:
+            var = bindings[var][0].id
+            seen.add(var)
+        written.add(var)
+    namer = namer_for(fdef, namespace)
+    copies = []
+    for p in params:
+        if p in written:      # the body reads the copy only: `x_copy = np.copy(x)` is x's one use
+            copy = namer.fresh(p + "_copy")
+            for n in iter_nodes(gast.Module(body=fdef.body, type_ignores=[])):
+                if isinstance(n, gast.Name) and n.id == p:
+                    n.id = copy
+            copies.append(assign(copy, _call(np.copy, [name(p)])))
+    for st in copies:
+        if fdef.body:
+            gast.copy_location(st, fdef.body[0])
+    fdef.body[:0] = copies
 
 
 def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:

@@ -24,7 +24,8 @@ from ..rules.table import lookup
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
-from .common import MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, make_owned, op_rule
+from .common import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, copy_written_arguments, make_owned,
+                     op_rule)
 from ..frontend.nodes import clone, iter_nodes
 
 _ZERO_ID = "__s2s_zero_tangent__"
@@ -476,4 +477,5 @@ class ForwardBuilder:
 
 
 def forward(nf: NormalizedFunction, spec: ForwardSpec) -> gast.FunctionDef:
+    copy_written_arguments(nf.node, nf.namespace)
     return ForwardBuilder(nf, spec).build()

@@ -44,7 +44,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..rules.table import lookup
 from ..frontend.nodes import clone, iter_nodes, mentions, names_in
 from .common import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _index_expr, _join, _rename, _same_shape_as,
-                     make_owned, op_rule)
+                     copy_written_arguments, make_owned, op_rule)
 
 
 @dataclasses.dataclass
@@ -700,4 +700,5 @@ class ReverseBuilder:
 
 
 def reverse(nf: NormalizedFunction, spec: ReverseSpec) -> gast.FunctionDef:
+    copy_written_arguments(nf.node, nf.namespace)
     return ReverseBuilder(nf, spec).build()
