@@ -15,7 +15,9 @@ from .transformations.grad import Transformed, jvp_pair, vjp_pair
 from .transformations.jacobians import Hessian, Jacobian
 from .transformations.jit import Jitted
 from .transformations.sources import source_function
+from .transformations.pmap import Pmapped, pmap  # noqa: F401  (re-exported)
 from .transformations.vmap import Batched
+from .backends import devices as _devices
 
 _TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit")
 
@@ -152,6 +154,34 @@ def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fa
     if fun is None:
         return lambda f: Jitted(f, target, cache, fallback)
     return Jitted(fun, target, cache, fallback)
+
+
+def device_count(backend: str | None = None) -> int:
+    """The number of devices pmap can use (for mpi: over every rank)."""
+    return len(_devices.devices(backend))
+
+
+def devices(backend: str | None = None) -> list:
+    """The devices of a backend ("cpu", "cuda", "mpi"; default: mpi under mpiexec, else cpu)."""
+    return _devices.devices(backend)
+
+
+def local_devices(backend: str | None = None) -> list:
+    """The devices this process drives."""
+    return _devices.local_devices(backend)
+
+
+def local_device_count(backend: str | None = None) -> int:
+    return len(_devices.local_devices(backend))
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes of a multi-process (MPI) run; 0 otherwise."""
+    return _devices.process_index(backend)
+
+
+def process_count(backend: str | None = None) -> int:
+    return _devices.process_count(backend)
 
 
 # calls of these inside transformed code build their transform while normalizing (frontend/hooks.py)

@@ -65,6 +65,11 @@ class ArgumentError(S2SError, ValueError):
     """Bad arguments to an s2s API function (argnums out of range, ...)."""
 
 
+class CollectiveError(S2SError, RuntimeError):
+    """A collective that cannot complete: its axis name is not bound by a pmap, the devices hand in
+    values of different shapes, another device failed, or it timed out."""
+
+
 class SharedArrayError(S2SError, ValueError):
     """`y += e` where `y` shares its array with another variable still read: NumPy would change
     both; s2s's transforms treat the update as `y = y + e`, a new array."""

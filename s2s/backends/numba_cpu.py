@@ -40,6 +40,7 @@ from . import memory, numba_cache  # noqa: F401
 # (namespace imports them all; where both lower one helper, Numba tries numba_lower's first), then vecmath's
 from .numba_lower import common as lowering, loops, op_helpers, reductions, runtime as runtime_lowering
 from .numba_lower import runtime_batching as batching_lowering, runtime_fused as fused_lowering
+from .numba_lower import collectives as collectives_lowering  # noqa: F401  (registers the overloads)
 from .numba_numpy.namespace import compiled_globals
 from . import vecmath
 from ..frontend.nodes import clone, iter_nodes
@@ -523,8 +524,10 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
         # backward sweep's loops of array statements) inserted size checks that failed on
         # arrays of one size ("Sizes of dt1, w do not match")
         def options(f):
+            # nogil: pmap runs compiled per-device code on threads at once (collectives take the
+            # GIL in object mode for their exchange only)
             return dict(cache=cache, parallel=(target == "parallel" and "prange" in f.__code__.co_names),
-                        boundscheck=True)
+                        boundscheck=True, nogil=True)
         # the fused regions outlined above the function, compiled as it is
         glb = getattr(fn, "__globals__", {})
         for key, value in list(glb.items()):

@@ -187,6 +187,8 @@ class CallInlining:
         definition = composite_of(obj)
         if definition is not None:        # an op defined by other ops (rules/numpy_composite.py)
             return self.inline(definition, args, kws, node, out)
+        if hasattr(obj, "_s2s_as_op"):
+            obj._s2s_as_op()            # (a pmapped function: an op whose rules it registers now)
         rule = lookup(obj)
         if rule is not None:
             return self.call_rule(obj, args, node, kws)

@@ -16,7 +16,8 @@ import numpy as np
 OP_HELPER_MODULES = ["s2s.rules.elementwise_helpers", "s2s.rules.reduction_helpers", "s2s.rules.shape_helpers",
                      "s2s.rules.linalg_helpers", "s2s.rules.products_helpers", "s2s.rules.fft_helpers",
                      "s2s.rules.special_helpers"]
-HELPER_MODULES = ["s2s.runtime", "s2s.runtime_batching", "s2s.runtime_fused", "s2s.runtime_effects", *OP_HELPER_MODULES]
+HELPER_MODULES = ["s2s.runtime", "s2s.runtime_batching", "s2s.runtime_fused", "s2s.runtime_effects",
+                  "s2s.runtime_collectives", *OP_HELPER_MODULES]
 
 
 def base_namespace() -> dict[str, Any]:

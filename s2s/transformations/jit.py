@@ -47,6 +47,7 @@ class Jitted(TransformObject):
         self._inner_jits: dict = {}
         self._fast: dict = {}         # argument types -> the compiled code a call with them ran
         self._as_scalars: set = set()  # signatures whose 0-d array arguments run as numbers
+        self.locate_errors = True      # re-run the generated Python to say where compiled code raised
 
     def _forget(self) -> None:
         self._gens.clear()
@@ -188,7 +189,7 @@ class Jitted(TransformObject):
         except S2SError:
             raise
         except Exception as exc:
-            if note_user_line(exc) or self.target == "cuda":
+            if note_user_line(exc) or self.target == "cuda" or not self.locate_errors:
                 raise
             # raised by the compiled code (an index out of bounds, a singular matrix, ...): it has
             # no Python frames to say where, so the generated Python runs to locate it

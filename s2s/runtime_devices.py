@@ -1,0 +1,212 @@
+"""Device groups and axis bindings: what a collective exchanges through (runtime_collectives.py).
+
+`s2s.pmap(f, axis_name="batch")` binds, on each device it runs f on, that name to the device's
+group and index (`bind_axis`: a thread-local stack, so pmaps nest).  A group's `exchange` hands
+in each device's value and gives every device all of them, in device order.
+
+- ThreadGroup: devices are threads of this process (the cpu backend; cuda, one host thread per
+  GPU); values meet in a shared list between two barriers.
+- MpiGroup: each MPI rank is one device (mpi4py); arrays travel by MPI_Allgather, sums by
+  MPI_Allreduce, through non-blocking requests polled against the timeout.
+
+Nothing waits for ever: a barrier or request that the other devices do not reach within
+S2S_COLLECTIVE_TIMEOUT seconds (default 120) raises CollectiveError, and a device that fails
+aborts its group so that the others raise at once instead of waiting.
+"""
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from .errors import CollectiveError
+
+
+def collective_timeout() -> float:
+    return float(os.environ.get("S2S_COLLECTIVE_TIMEOUT", "120"))
+
+
+@dataclasses.dataclass
+class Binding:
+    axis_name: Any
+    group: Any
+    index: int
+
+
+_LOCAL = threading.local()
+
+
+def bindings() -> list:
+    """This thread's bound axes, innermost last."""
+    stack = getattr(_LOCAL, "stack", None)
+    if stack is None:
+        stack = _LOCAL.stack = []
+    return stack
+
+
+class bind_axis:
+    """`with bind_axis(name, group, index):` runs code as device `index` of `group` on axis `name`."""
+
+    def __init__(self, axis_name, group, index: int, outer: list | None = None):
+        self.binding = Binding(axis_name, group, index)
+        self.outer = outer
+
+    def __enter__(self):
+        stack = bindings()
+        self.saved = list(stack)
+        if self.outer is not None:        # (a new thread: the bindings of the pmap it runs in)
+            stack[:] = list(self.outer)
+        stack.append(self.binding)
+        return self.binding
+
+    def __exit__(self, *exc):
+        bindings()[:] = self.saved
+        return False
+
+
+def _user_site() -> str:
+    """`File "...", line N` of the first frame outside s2s (the user's call, or a generated file:
+    the transformation objects add the user's line for those)."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+    if frame is None:
+        return "outside any pmap"
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f'File "{frame.f_code.co_filename}", line {frame.f_lineno}' + (f"\n    {text}" if text else "")
+
+
+def bound(axis_name, op: str) -> Binding:
+    for b in reversed(bindings()):
+        if b.axis_name == axis_name:
+            return b
+    names = [b.axis_name for b in bindings()]
+    where = _user_site()
+    raise CollectiveError(
+        f"{where}\n{op}: axis name {axis_name!r} is not bound here"
+        + (f" (the enclosing pmaps bind {', '.join(repr(n) for n in names)})" if names else
+           " (no pmap is running this code)")
+        + f"\nhint: call it inside s2s.pmap(f, axis_name={axis_name!r}), or use the axis name the pmap binds")
+
+
+# ----- groups -----------------------------------------------------------------------------------
+class ThreadGroup:
+    """Devices that are threads of this process: an exchange is a write into a shared slot, a
+    barrier, a read of every slot, and a second barrier (so the next exchange cannot overwrite a
+    slot a slower device has not read yet)."""
+
+    kind = "threads"
+
+    def __init__(self, size: int, timeout: float | None = None):
+        self.size = size
+        self.timeout = collective_timeout() if timeout is None else timeout
+        self.barrier = threading.Barrier(size)
+        self.slots: list = [None] * size
+        self.failure: str | None = None
+
+    def abort(self, why: str) -> None:
+        if self.failure is None:
+            self.failure = why
+        self.barrier.abort()
+
+    def _wait(self, op: str) -> None:
+        try:
+            self.barrier.wait(self.timeout)
+        except threading.BrokenBarrierError:
+            if self.failure is None:
+                self.failure = (f"{op} timed out after {self.timeout:g} s waiting for the other devices "
+                                f"(S2S_COLLECTIVE_TIMEOUT sets the limit)")
+                self.barrier.abort()
+                raise CollectiveError(self.failure) from None
+            raise CollectiveError(f"{op} could not complete: {self.failure}") from None
+
+    def exchange(self, index: int, value, op: str) -> list:
+        self.slots[index] = value
+        self._wait(op)
+        values = list(self.slots)
+        self._wait(op)
+        return values
+
+
+class MpiGroup:
+    """Each MPI rank of `comm` is one device (index = rank).  Every collective starts with two small
+    allreduces (MIN and MAX) of (failed, ndim, dtype, shape): ranks handing in arrays of different
+    shapes raise, and a rank that failed posts them with its failure flag set (abort), so that the
+    others raise at once instead of waiting for a collective it will never call."""
+
+    kind = "mpi"
+    _META = 12        # failed, ndim, dtype number, up to 9 dimensions
+
+    def __init__(self, comm, timeout: float | None = None):
+        self.comm = comm
+        self.size = comm.Get_size()
+        self.timeout = collective_timeout() if timeout is None else timeout
+        self.failure: str | None = None
+
+    def _complete(self, requests: list, op: str, timeout: float | None = None) -> bool:
+        from mpi4py import MPI
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while not MPI.Request.Testall(requests):
+            if time.monotonic() > deadline:
+                if timeout is not None:
+                    return False
+                self.failure = (f"{op} timed out after {limit:g} s waiting for the other MPI ranks "
+                                f"(a rank failed or stopped calling it; S2S_COLLECTIVE_TIMEOUT sets the limit)")
+                raise CollectiveError(self.failure)
+            time.sleep(0)
+        return True
+
+    def _meta(self, x: np.ndarray | None, failed: bool) -> np.ndarray:
+        meta = np.full(self._META, -1, dtype=np.int64)
+        meta[0] = int(failed)
+        if x is not None:
+            meta[1], meta[2] = x.ndim, x.dtype.num
+            dims = x.shape if x.ndim <= self._META - 3 else (hash(x.shape),)
+            meta[3:3 + len(dims)] = dims
+        return meta
+
+    def _agree(self, x: np.ndarray, op: str) -> None:
+        from mpi4py import MPI
+        meta = self._meta(x, False)
+        low, high = np.empty_like(meta), np.empty_like(meta)
+        self._complete([self.comm.Iallreduce(meta, low, op=MPI.MIN), self.comm.Iallreduce(meta, high, op=MPI.MAX)], op)
+        if high[0]:
+            raise CollectiveError(f"{op} could not complete: another MPI rank failed")
+        if not np.array_equal(low, high):
+            raise CollectiveError(f"{op}: the MPI ranks hand in arrays of different shapes or dtypes "
+                                  f"(this rank: {x.shape}, {x.dtype})")
+
+    def abort(self, why: str) -> None:
+        """Tell the ranks waiting in their next collective that this one failed (bounded wait: a
+        rank that has finished never answers)."""
+        from mpi4py import MPI
+        if self.failure is not None:
+            return
+        self.failure = why
+        meta = self._meta(None, True)
+        low, high = np.empty_like(meta), np.empty_like(meta)
+        self._complete([self.comm.Iallreduce(meta, low, op=MPI.MIN), self.comm.Iallreduce(meta, high, op=MPI.MAX)],
+                       "abort", timeout=min(self.timeout, 10.0))
+
+    def exchange(self, index: int, value, op: str) -> list:
+        x = np.ascontiguousarray(value)
+        self._agree(x, op)
+        out = np.empty((self.size,) + x.shape, dtype=x.dtype)
+        self._complete([self.comm.Iallgather(x, out)], op)
+        return [out[k] if np.ndim(value) else out[k][()] for k in range(self.size)]
+
+    def allreduce(self, value, how: str, op: str):
+        from mpi4py import MPI
+        x = np.ascontiguousarray(value)
+        self._agree(x, op)
+        out = np.empty_like(x)
+        self._complete([self.comm.Iallreduce(x, out, op={"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[how])], op)
+        return out if np.ndim(value) else out[()]

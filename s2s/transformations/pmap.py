@@ -1,0 +1,255 @@
+"""pmap: `f` run on every device at once, one slice of the mapped arguments each (SPMD), with the
+collectives of s2s/runtime_collectives.py exchanging between them.
+
+The per-device code is f's generated source: on the cpu backend compiled by Numba (`nogil`, so the
+device threads compute in parallel; collectives take the GIL only to exchange), on cuda run as
+the host code of each GPU (its jitted kernels run on that GPU), on mpi run by each rank on its
+own shard.  Devices and how code runs on them: backends/devices.py.
+
+Inside another transform (`grad` of a function that calls `pmap(g)`), a Pmapped is an op with its
+own rules: its adjoint is the pmap of g's vjp (each device's cotangent through g, collectives
+through their adjoints), its tangent the pmap of g's jvp, so derivatives run on the devices too.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import pytree
+from ..backends import devices as dev
+from ..errors import ArgumentError
+from ..frontend.namespace import base_namespace
+from ..pipeline import build
+from ..rules.registry import lookup, register
+from ..rules.template import Template
+from .jit import Jitted
+from .sources import TransformObject, source_function
+
+
+def _axes_tuple(in_axes, nargs: int, static: tuple) -> tuple:
+    if isinstance(in_axes, (list, tuple)):
+        if len(in_axes) != nargs:
+            raise ArgumentError(f"pmap: in_axes has {len(in_axes)} entries but the function was called with "
+                                f"{nargs} arguments")
+        axes = tuple(in_axes)
+    else:
+        axes = (in_axes,) * nargs
+    for a in axes:
+        if a is not None and not isinstance(a, (int, np.integer)):
+            raise ArgumentError(f"pmap: in_axes entries must be an int or None, got {a!r}")
+    return tuple(None if i in static else a for i, a in enumerate(axes))
+
+
+class Pmapped(TransformObject):
+    """`pmap(f)`: f on every device, in parallel, over the leading (in_axes) axis of its arguments."""
+
+    wrapper_kind = "pmap"
+
+    def __init__(self, fun: Callable, axis_name: Any = None, in_axes=0, out_axes=0,
+                 static_broadcasted_argnums: int | Sequence[int] = (), devices: Sequence | None = None,
+                 backend: str | None = None):
+        self.fun = fun
+        self.axis_name = axis_name
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
+            else tuple(static_broadcasted_argnums)
+        self.backend = dev.check_backend(backend if backend is not None else
+                                         (devices[0].platform if devices else None))
+        if self.backend == "mpi":
+            dev.mpi_comm()          # (mpi4py missing: say so now)
+        self.devices = list(devices) if devices is not None else None
+        if self.devices is not None and any(d.platform != self.backend for d in self.devices):
+            raise ArgumentError(f"pmap: devices {self.devices} are not all {self.backend} devices")
+        self.__name__ = f"{getattr(fun, '__name__', 'f')}_pmap"
+        self.__qualname__ = self.__name__
+        self.per_device = self._per_device_function(fun)
+        self._vjp = self._jvp = None
+
+    def _s2s_source(self):
+        self._s2s_as_op()        # (grad(pmap(f)): the op's rules; source_function finds them)
+        return None
+
+    def __repr__(self) -> str:
+        return f"pmap({self.fun!r}, axis_name={self.axis_name!r}, backend={self.backend!r})"
+
+    # ----- the per-device code ------------------------------------------------------------------
+    def _per_device_function(self, fun: Callable) -> Callable:
+        if self.backend == "cuda":
+            return fun          # host code per GPU: its jitted kernels run on the GPU made current
+        if isinstance(fun, Jitted):
+            if fun.target == "cuda":
+                raise ArgumentError("pmap(jit(f, target='cuda')) runs on the cuda backend: pass backend='cuda'")
+            jitted = Jitted(fun.fun, fun.target, fun.cache, fun.fallback)
+        else:
+            jitted = Jitted(fun, "cpu", True, fallback=True)
+        jitted.locate_errors = False     # (re-running a device's code alone would wait in its collectives)
+        return jitted
+
+    def per_device_source(self, nargs: int) -> str:
+        """The generated per-device source (what `s2s show --transform pmap` prints)."""
+        fun = self.fun.fun if isinstance(self.fun, Jitted) else self.fun
+        if isinstance(fun, TransformObject) and hasattr(fun, "source"):
+            return fun.source
+        return build(source_function(fun), "primal", (), False, False).source
+
+    # ----- a call ---------------------------------------------------------------------------------
+    def _device_list(self) -> list:
+        if self.devices is not None:
+            return self.devices
+        return dev.local_devices(self.backend)
+
+    def _shards(self, args: tuple) -> tuple[int, list[tuple]]:
+        """The number of shards and each device's arguments (mapped arguments sliced, the others as given)."""
+        axes = _axes_tuple(self.in_axes, len(args), self.static)
+        sizes: dict[int, int] = {}
+        for i, (a, ax) in enumerate(zip(args, axes)):
+            if ax is None:
+                continue
+            for leaf in pytree.tree_leaves(a):
+                shape = np.shape(leaf)
+                if not -len(shape) <= ax < len(shape):
+                    raise ArgumentError(f"pmap: argument {i} has shape {shape}, which has no axis {ax} to map over "
+                                        f"(in_axes={self.in_axes!r})")
+                size = shape[ax]
+                if sizes.setdefault(i, size) != size:
+                    raise ArgumentError(f"pmap: the arrays of argument {i} have different sizes along axis {ax}")
+        if not sizes:
+            raise ArgumentError("pmap needs at least one mapped argument (in_axes not None)")
+        if len(set(sizes.values())) > 1:
+            listed = ", ".join(f"argument {i}: {s}" for i, s in sizes.items())
+            raise ArgumentError(f"pmap: the mapped arguments have different sizes along their mapped axes ({listed})")
+        n = next(iter(sizes.values()))
+        avail = self._device_list()
+        if n > len(avail):
+            where = "this MPI rank drives" if self.backend == "mpi" else "there are"
+            raise ArgumentError(
+                f"pmap: the mapped axis has {n} shards but {where} {len(avail)} {self.backend} device"
+                f"{'s' if len(avail) != 1 else ''}"
+                + (" (each rank passes its local shard: a leading axis of 1)" if self.backend == "mpi" else
+                   " (S2S_CPU_DEVICES sets the number of cpu devices)" if self.backend == "cpu" else ""))
+        if n == 0:
+            raise ArgumentError("pmap: the mapped axis has size 0")
+        shards = []
+        for j in range(n):
+            shards.append(tuple(a if ax is None else pytree.tree_map(lambda leaf, ax=ax: np.take(leaf, j, axis=ax)
+                                                                      if ax else leaf[j], a)
+                                for a, ax in zip(args, axes)))
+        return n, shards
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise ArgumentError("pmap: pass the arguments by position (keywords are not mapped yet)")
+        n, shards = self._shards(args)
+        self._warm(shards[0])
+        if self.backend == "mpi":
+            outs = [dev.run_on_mpi(self.per_device, shards[0], self.axis_name)]
+        elif self.backend == "cuda":
+            from numba import cuda
+            gpus = [cuda.gpus[d.id] for d in self._device_list()[:n]]
+            outs = dev.run_on_threads([(self.per_device, s) for s in shards], self.axis_name, "cuda", gpus)
+        else:
+            outs = dev.run_on_threads([(self.per_device, s) for s in shards], self.axis_name, "cpu")
+        return self._stack(outs)
+
+    def _warm(self, example: tuple) -> None:
+        """Generate the per-device code in this thread before the devices start (they then only
+        compile it, under Numba's own lock, and never build it twice at once)."""
+        if isinstance(self.per_device, Jitted):
+            try:
+                self.per_device.generated_for_args(*example)
+            except Exception:          # noqa: BLE001 - the devices' own calls report it
+                pass
+
+    def _stack(self, outs: list):
+        out_axes = self.out_axes
+        flat = [pytree.tree_flatten(o) for o in outs]
+        treedef = flat[0][1]
+        if out_axes is None:
+            return outs[0]
+        leaves = [np.stack([np.asarray(f[0][k]) for f in flat], axis=out_axes) for k in range(len(flat[0][0]))]
+        return pytree.tree_unflatten(treedef, leaves)
+
+    # ----- inside other transforms ----------------------------------------------------------------
+    def _s2s_as_op(self) -> None:
+        """Make calls of this object from transformed code ops whose derivatives are pmaps of the
+        per-device derivatives: `grad` of a function that calls pmap runs the devices both ways.
+        Registered when first called so (the rule table keys the disk cache on users' rules)."""
+        if lookup(self) is not None:
+            return
+        fun = self.fun.fun if isinstance(self.fun, Jitted) else self.fun
+        params = list(inspect.signature(source_function(fun)).parameters)
+        _OP_NAMES[0] += 1
+        rule = f"pmapped_{_OP_NAMES[0]}"
+        xs = [f"x{i}" for i in range(len(params))]
+        diff = [i for i in range(len(xs)) if i not in self.static]
+        args = ", ".join(xs)
+        adjoint = "".join(f"    d[{xs[i]}] = custom_vjp_cotangent({rule}, {i}, d[out_], {args})\n" for i in diff)
+        tangent = (f"    t[out_] = custom_jvp_tangent({rule}, ({args},), "
+                   f"({', '.join(f't[{xs[i]}]' if i in diff else '0.0' for i in range(len(xs)))},))\n")
+        ns = base_namespace()
+        ns[rule] = self
+        templates = {kind: Template.from_source(f"def {rule}_{kind}(out_, {args}):\n{body}", f"{rule}_{kind}",
+                                                "d" if kind == "adjoint" else "t", ns, stem=f"rule_{rule}_{kind}")
+                     for kind, body in (("adjoint", adjoint), ("tangent", tangent))}
+        register(self, rule, bindings={rule: self}, **templates)
+
+    def _derivative(self, transform: str) -> Callable:
+        fun = self.fun.fun if isinstance(self.fun, Jitted) else self.fun
+        nargs = len(inspect.signature(source_function(fun)).parameters)
+        gen = build(source_function(fun), transform, tuple(i for i in range(nargs) if i not in self.static),
+                    False, False)
+        return gen.fn
+
+    def cotangents(self, g, *args):
+        """Each argument's cotangent, from every device's vjp of f (run as a pmap) at its slice."""
+        axes = _axes_tuple(self.in_axes, len(args), self.static)
+        if self._vjp is None:
+            self._vjp = Pmapped(self._derivative("vjp"), self.axis_name, (self.out_axes or 0,) + axes, 0,
+                                tuple(i + 1 for i in self.static), self.devices, self.backend)
+        cts = self._vjp(g, *args)
+        cts = cts if isinstance(cts, tuple) else (cts,)
+        out, k = [], 0
+        for i, (a, ax) in enumerate(zip(args, axes)):
+            if i in self.static:
+                out.append(None)
+                continue
+            ct = cts[k]
+            k += 1
+            # (the devices' cotangents of an argument every device shares add up)
+            out.append(pytree.tree_map(lambda c: np.sum(c, axis=0), ct) if ax is None else
+                       pytree.tree_map(lambda c, ax=ax: np.moveaxis(c, 0, ax), ct))
+        return tuple(out)
+
+    def jvp_rule(self, primals: tuple, tangents: tuple):
+        """(f's outputs, their tangents), from every device's jvp of f (run as a pmap)."""
+        axes = _axes_tuple(self.in_axes, len(primals), self.static)
+        diff = [i for i in range(len(primals)) if i not in self.static]
+        if self._jvp is None:
+            self._jvp = Pmapped(self._derivative("jvp"), self.axis_name, axes + tuple(axes[i] for i in diff),
+                                self.out_axes, self.static, self.devices, self.backend)
+        return self._jvp(*primals, *(tangents[i] for i in diff))
+
+
+_OP_NAMES = [0]
+
+
+def pmap(fun: Callable | None = None, axis_name: Any = None, in_axes=0, out_axes=0,
+         static_broadcasted_argnums: int | Sequence[int] = (), devices: Sequence | None = None,
+         backend: str | None = None):
+    """Map `fun` over the leading axis of its arguments, one slice per device, in parallel (SPMD).
+
+    Args:
+        axis_name: the name collectives inside `fun` use (`s2s.psum(x, axis_name)`).
+        in_axes: the mapped axis of each argument (int, or None: the same value on every device).
+        out_axes: where the device axis goes in the outputs (None: device 0's output).
+        static_broadcasted_argnums: arguments passed to every device as they are.
+        devices: the devices to use (`s2s.devices()`), by default the first n of the backend.
+        backend: "cpu" (threads, `S2S_CPU_DEVICES` sets their number), "cuda" or "mpi".
+    """
+    if fun is None:
+        return lambda f: Pmapped(f, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend)
+    return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend)
+
