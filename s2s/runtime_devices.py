@@ -135,6 +135,12 @@ class ThreadGroup:
         return values
 
 
+def _contiguous(value) -> np.ndarray:
+    """value as a C-order array of its own shape (np.ascontiguousarray makes a 0-d array 1-d)."""
+    x = np.asarray(value)
+    return x if x.flags.c_contiguous else x.copy(order="C")
+
+
 class MpiGroup:
     """Each MPI rank of `comm` is one device (index = rank).  Every collective starts with two small
     allreduces (MIN and MAX) of (failed, ndim, dtype, shape): ranks handing in arrays of different
@@ -197,7 +203,7 @@ class MpiGroup:
                        "abort", timeout=min(self.timeout, 10.0))
 
     def exchange(self, index: int, value, op: str) -> list:
-        x = np.ascontiguousarray(value)
+        x = _contiguous(value)
         self._agree(x, op)
         out = np.empty((self.size,) + x.shape, dtype=x.dtype)
         self._complete([self.comm.Iallgather(x, out)], op)
@@ -205,7 +211,7 @@ class MpiGroup:
 
     def allreduce(self, value, how: str, op: str):
         from mpi4py import MPI
-        x = np.ascontiguousarray(value)
+        x = _contiguous(value)
         self._agree(x, op)
         out = np.empty_like(x)
         self._complete([self.comm.Iallreduce(x, out, op={"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[how])], op)

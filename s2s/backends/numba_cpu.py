@@ -95,6 +95,11 @@ def _jittable(value) -> bool:
             and id(value) not in lowering.OVERLOADED)
 
 
+def _int_pairs(value) -> bool:
+    return type(value) is list and bool(value) and all(
+        type(p) is tuple and len(p) == 2 and all(isinstance(i, (int, np.integer)) for i in p) for p in value)
+
+
 def helper_functions(ops_only: bool = False) -> frozenset:
     """s2s's runtime and op helpers (ops_only: op helpers only): compiled code calls them (their
     overloads, or njit of their plain-NumPy bodies) instead of inlining them."""
@@ -113,6 +118,10 @@ def compiled_namespace(ns: dict[str, Any]) -> dict[str, Any]:
     for key, value in ns.items():
         if _jittable(value):
             out[key] = _jitted_helper(value)
+        elif _int_pairs(value):
+            # a module's list of (source, destination) pairs (ppermute's perm): Numba takes no
+            # reflected list as a constant; the tuple of pairs it holds when compiled
+            out[key] = tuple(tuple(int(i) for i in p) for p in value)
     out.update(namespace_additions())
     return out
 
@@ -517,6 +526,9 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
     import numba
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=numba.NumbaPerformanceWarning)
+        # (side effects and collectives run in object mode inside nogil code on purpose)
+        warnings.filterwarnings("ignore", message=".*object mode won't allow parallel execution",
+                                category=numba.NumbaWarning)
         # boundscheck: an index out of range raises IndexError, as in Python, instead of reading or
         # writing past the array (garbage, or a crash); measured at most ~10% on the benchmarks
         # parallel=True only where there is a prange loop: the fused loops are outlined under

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import runtime as rt
 from .. import runtime_batching as rtb
+from .. import runtime_collectives as rc
 from . import elementwise_helpers as eh
 from . import fft_helpers as fh
 from . import products_helpers as ph
@@ -75,6 +76,12 @@ set_kind("shape_fn", ph.sorted_axes_pair, ph.axes_pair, ph.diag_mask, ph.diag_em
          sh.split_plan, fh.irfft_weights)
 set_kind("axis_args", np.expand_dims, np.swapaxes, np.moveaxis, np.squeeze, np.flip, np.roll, np.cumsum, np.cumprod,
          np.reshape, np.transpose, np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft)
+# Collectives over pmap's axis act elementwise across devices: a (batch, ...) array is reduced or
+# sent as it is; all_gather / all_to_all shift their axes past the batch axis; the device's index is
+# one number for every example.
+set_kind("same", rc.psum, rc.pmean, rc.pmax, rc.pmin, rc.ppermute, rc.extremum_share)
+set_kind("shape_fn", rc.axis_index, rc.axis_size, rc.inverse_perm)
+set_kind("axis_args", rc.all_gather, rc.all_gather_vjp, rc.all_to_all, rc.pswapaxes)
 set_kind("matmul_vjp_a", rt.matmul_vjp_a)
 set_kind("matmul_vjp_b", rt.matmul_vjp_b)
 

@@ -25,7 +25,7 @@ from ..pipeline import build
 from ..rules.registry import lookup, register
 from ..rules.template import Template
 from .jit import Jitted
-from .sources import TransformObject, source_function
+from .sources import TransformObject, flat_wrapper, source_function
 
 
 def _axes_tuple(in_axes, nargs: int, static: tuple) -> tuple:
@@ -67,6 +67,7 @@ class Pmapped(TransformObject):
         self.__qualname__ = self.__name__
         self.per_device = self._per_device_function(fun)
         self._vjp = self._jvp = None
+        self._flat_fns: dict = {}
 
     def _s2s_source(self):
         self._s2s_as_op()        # (grad(pmap(f)): the op's rules; source_function finds them)
@@ -139,27 +140,45 @@ class Pmapped(TransformObject):
                                 for a, ax in zip(args, axes)))
         return n, shards
 
+    def _flat(self, shards: list) -> tuple[Callable, list]:
+        """The per-device function and arguments for shards with tuple/list/dict arguments: compiled
+        code takes arrays and numbers, so such an argument is passed as its leaves, to a wrapper
+        (sources.flat_wrapper) that rebuilds it and calls f."""
+        flats = [[pytree.tree_flatten(a) for a in shard] for shard in shards]
+        treedefs = tuple(None if pytree.is_leaf(td) else td for _, td in flats[0])
+        if all(td is None for td in treedefs) or not isinstance(self.per_device, Jitted):
+            return self.per_device, shards
+        fn = self._flat_fns.get(treedefs)
+        if fn is None:
+            inner = self.per_device.fun
+            fn = Jitted(flat_wrapper(inner if not isinstance(inner, TransformObject) else inner, treedefs),
+                        self.per_device.target, self.per_device.cache, self.per_device.fallback)
+            fn.locate_errors = False
+            self._flat_fns[treedefs] = fn
+        return fn, [tuple(leaf for leaves, _ in flat for leaf in leaves) for flat in flats]
+
     def __call__(self, *args, **kwargs):
         if kwargs:
             raise ArgumentError("pmap: pass the arguments by position (keywords are not mapped yet)")
         n, shards = self._shards(args)
-        self._warm(shards[0])
+        per_device, shards = self._flat(shards)
+        self._warm(per_device, shards[0])
         if self.backend == "mpi":
-            outs = [dev.run_on_mpi(self.per_device, shards[0], self.axis_name)]
+            outs = [dev.run_on_mpi(per_device, shards[0], self.axis_name)]
         elif self.backend == "cuda":
             from numba import cuda
             gpus = [cuda.gpus[d.id] for d in self._device_list()[:n]]
-            outs = dev.run_on_threads([(self.per_device, s) for s in shards], self.axis_name, "cuda", gpus)
+            outs = dev.run_on_threads([(per_device, s) for s in shards], self.axis_name, "cuda", gpus)
         else:
-            outs = dev.run_on_threads([(self.per_device, s) for s in shards], self.axis_name, "cpu")
+            outs = dev.run_on_threads([(per_device, s) for s in shards], self.axis_name, "cpu")
         return self._stack(outs)
 
-    def _warm(self, example: tuple) -> None:
+    def _warm(self, per_device, example: tuple) -> None:
         """Generate the per-device code in this thread before the devices start (they then only
         compile it, under Numba's own lock, and never build it twice at once)."""
-        if isinstance(self.per_device, Jitted):
+        if isinstance(per_device, Jitted):
             try:
-                self.per_device.generated_for_args(*example)
+                per_device.generated_for_args(*example)
             except Exception:          # noqa: BLE001 - the devices' own calls report it
                 pass
 

@@ -221,7 +221,8 @@ class OpBatching:
     AXIS_PARAMS = {"expand_dims": ("axis",), "swapaxes": ("axis1", "axis2"), "moveaxis": ("source", "destination"),
                    "squeeze": ("axis",), "flip": ("axis",), "roll": ("axis",), "concatenate": ("axis",),
                    "cumsum": ("axis",), "cumprod": ("axis",), "fft": ("axis",), "ifft": ("axis",),
-                   "rfft": ("axis",), "irfft": ("axis",)}
+                   "rfft": ("axis",), "irfft": ("axis",), "all_gather": ("axis",), "all_gather_vjp": ("axis",),
+                   "all_to_all": ("split_axis", "concat_axis"), "pswapaxes": ("axis",)}
 
     def axis_args(self, value, code, s):
         """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
@@ -259,6 +260,11 @@ class OpBatching:
                     return self.per_op_loop(value, code, s)
                 if k.value.value >= 0:
                     k.value = const(k.value.value + 1)
+        passed = set(params[:len(value.args)]) | {k.arg for k in value.keywords}
+        for p in names:        # an axis left at its default (all_gather's axis=0) shifts too
+            default = _inspect.signature(fn).parameters[p].default if p in params else None
+            if p not in passed and isinstance(default, int) and not isinstance(default, bool) and default >= 0:
+                new.keywords.append(gast.keyword(p, const(default + 1)))
         given = [a for i, a in enumerate(value.args[1:], start=1) if i < len(params) and params[i] == "axis"] + [
             k.value for k in value.keywords if k.arg == "axis"]
         if fn in (np.squeeze, np.cumsum, np.cumprod, np.flip, np.roll) and (

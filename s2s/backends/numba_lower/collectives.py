@@ -7,8 +7,6 @@ one fewer for all_gather_vjp, a float64 for a float, an int64 for an index.
 """
 from __future__ import annotations
 
-import inspect
-
 import numba
 import numpy as np
 from numba import types
@@ -52,47 +50,157 @@ def _literal_bool(t) -> bool:
     return bool(value)
 
 
-def _boxed(value, scalar: bool):
-    """What the object-mode block hands back: a C-order array, or a plain number."""
-    if scalar:
-        return value.item() if hasattr(value, "item") else value
-    return np.ascontiguousarray(value)
+def _boxed(value, spec: tuple):
+    """What the object-mode block hands back: a C-order array of the rank and dtype the compiled code
+    was typed for, or a plain number (object mode converts without checking: a wrong rank would be
+    read as garbage)."""
+    ndim, dtype = spec
+    value = np.asarray(value)
+    if value.ndim != ndim:
+        raise TypeError(f"s2s: a collective returned an array of rank {value.ndim} where the compiled code "
+                        f"expects rank {ndim}")
+    if ndim == 0:
+        return value.astype(dtype).item()
+    return np.ascontiguousarray(value, dtype=dtype)
 
 
-def _lower(fn, tiled_param: str | None = None):
-    """Register the objmode overload of collective `fn` (first parameter x), with fn's own parameter
-    names and defaults (generated code passes some by keyword)."""
-    op = fn.__name__
-    sig = inspect.signature(fn)
-    params = list(sig.parameters)
-    with_defaults = ", ".join(p if sig.parameters[p].default is inspect.Parameter.empty
-                              else f"{p}={sig.parameters[p].default!r}" for p in params)
-    src = f"""
-def make(out_type, scalar):
-    def impl({with_defaults}):
+# (impls are closures of this module, not exec'd source: compiled code that calls them is cached
+# on disk, and a cached object-mode block needs its function's module to rebuild its environment)
+def _typed(op: str, x, tiled=False):
+    """The result type of op(x, ...) in compiled code and what _boxed checks the value against."""
+    out = _result_type(op, x, _literal_bool(tiled))
+    if out is None:
+        return None, None
+    dtype = out.dtype if isinstance(out, types.Array) else out
+    return out, (out.ndim if isinstance(out, types.Array) else 0, str(numba.np.numpy_support.as_dtype(dtype)))
+
+
+def _needs_literal(tiled) -> bool:
+    """A `tiled` flag whose value the typer cannot see (it decides the result's rank)."""
+    return isinstance(tiled, types.Boolean) and not isinstance(tiled, types.Literal)
+
+
+@overload(rc.psum)
+def _psum(x, axis_name):
+    out_type, spec = _typed("psum", x)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name):
         with numba.objmode(out=out_type):
-            out = _boxed(fn({', '.join(params)}), scalar)
+            out = _boxed(rc.psum(x, axis_name), spec)
         return out
     return impl
 
 
-def typer({with_defaults}):
-    tiled = {tiled_param or 'False'}
-    out = _result_type(op, {params[0]}, _literal_bool(tiled))
-    if out is None:
+@overload(rc.pmean)
+def _pmean(x, axis_name):
+    out_type, spec = _typed("pmean", x)
+    if out_type is None:
         return None
-    return make(out, not isinstance(out, types.Array))
-"""
-    glb = {"numba": numba, "fn": fn, "_boxed": _boxed, "_result_type": _result_type, "op": op,
-           "_literal_bool": _literal_bool, "types": types}
-    exec(src, glb)
-    overload(fn)(glb["typer"])
+
+    def impl(x, axis_name):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.pmean(x, axis_name), spec)
+        return out
+    return impl
 
 
-for _fn in (rc.psum, rc.pmean, rc.pmax, rc.pmin, rc.pswapaxes, rc.extremum_share):
-    _lower(_fn)
-for _fn in (rc.all_gather, rc.all_gather_vjp, rc.all_to_all):
-    _lower(_fn, tiled_param="tiled")
+@overload(rc.pmax)
+def _pmax(x, axis_name):
+    out_type, spec = _typed("pmax", x)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.pmax(x, axis_name), spec)
+        return out
+    return impl
+
+
+@overload(rc.pmin)
+def _pmin(x, axis_name):
+    out_type, spec = _typed("pmin", x)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.pmin(x, axis_name), spec)
+        return out
+    return impl
+
+
+@overload(rc.extremum_share)
+def _extremum_share(x, y, axis_name):
+    out_type, spec = _typed("extremum_share", x)
+    if out_type is None:
+        return None
+
+    def impl(x, y, axis_name):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.extremum_share(x, y, axis_name), spec)
+        return out
+    return impl
+
+
+@overload(rc.all_gather)
+def _all_gather(x, axis_name, axis=0, tiled=False):
+    if _needs_literal(tiled):
+        return lambda x, axis_name, axis=0, tiled=False: numba.literally(tiled)
+    out_type, spec = _typed("all_gather", x, tiled)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name, axis=0, tiled=False):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.all_gather(x, axis_name, axis, tiled), spec)
+        return out
+    return impl
+
+
+@overload(rc.all_gather_vjp)
+def _all_gather_vjp(x, axis_name, axis=0, tiled=False):
+    if _needs_literal(tiled):
+        return lambda x, axis_name, axis=0, tiled=False: numba.literally(tiled)
+    out_type, spec = _typed("all_gather_vjp", x, tiled)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name, axis=0, tiled=False):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.all_gather_vjp(x, axis_name, axis, tiled), spec)
+        return out
+    return impl
+
+
+@overload(rc.all_to_all)
+def _all_to_all(x, axis_name, split_axis, concat_axis, tiled=False):
+    if _needs_literal(tiled):
+        return lambda x, axis_name, split_axis, concat_axis, tiled=False: numba.literally(tiled)
+    out_type, spec = _typed("all_to_all", x)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name, split_axis, concat_axis, tiled=False):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.all_to_all(x, axis_name, split_axis, concat_axis, tiled), spec)
+        return out
+    return impl
+
+
+@overload(rc.pswapaxes)
+def _pswapaxes(x, axis_name, axis):
+    out_type, spec = _typed("pswapaxes", x)
+    if out_type is None:
+        return None
+
+    def impl(x, axis_name, axis):
+        with numba.objmode(out=out_type):
+            out = _boxed(rc.pswapaxes(x, axis_name, axis), spec)
+        return out
+    return impl
 
 
 @register_jitable
@@ -108,15 +216,14 @@ def _pairs(perm):
 
 @overload(rc.ppermute)
 def _ppermute(x, axis_name, perm):
-    out_type = _result_type("ppermute", x)
+    out_type, spec = _typed("ppermute", x)
     if out_type is None:
         return None
-    scalar = not isinstance(out_type, types.Array)
 
     def impl(x, axis_name, perm):
         pairs = _pairs(perm)
         with numba.objmode(out=out_type):
-            out = _boxed(rc.ppermute(x, axis_name, pairs), scalar)
+            out = _boxed(rc.ppermute(x, axis_name, pairs), spec)
         return out
     return impl
 
