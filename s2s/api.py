@@ -19,7 +19,7 @@ from .transformations.pmap import Pmapped, pmap  # noqa: F401  (re-exported)
 from .transformations.vmap import Batched
 from .backends import devices as _devices
 
-_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit")
+_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit", "pmap")
 
 
 def _decorator_or(fun, make):
@@ -111,6 +111,10 @@ def show(fun: Callable, transform: str = "grad", argnums: int | Sequence[int] = 
     if transform == "vmap":
         n = len(inspect.signature(source_function(fun)).parameters)
         return Batched(fun, in_axes, out_axes).show(n)
+    if transform == "pmap":
+        # the per-device source: what every device runs (pmap(grad(f)): pass s2s.grad(f))
+        pm = fun if isinstance(fun, Pmapped) else Pmapped(fun)
+        return pm.per_device_source(len(inspect.signature(source_function(pm.fun)).parameters))
     if transform == "jit":
         # the source Numba compiles: fused loops, lowered helpers (for grad(f), pass s2s.grad(f))
         base = fun

@@ -1,6 +1,6 @@
 """The `s2s` command line.
 
-    s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad|jvp|vmap] [--argnums 0,1] [--has-aux]
+    s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad|jvp|vmap|jit|pmap] [--argnums 0,1] [--has-aux]
                                   [--in-axes 0,None] [--out-axes 0]
     s2s --version
 
@@ -24,7 +24,7 @@ import sys
 import traceback
 from typing import Callable, Sequence
 
-TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit")
+TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit", "pmap")
 
 
 class UsageError(Exception):

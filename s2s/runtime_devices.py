@@ -98,9 +98,10 @@ def bound(axis_name, op: str) -> Binding:
 
 # ----- groups -----------------------------------------------------------------------------------
 class ThreadGroup:
-    """Devices that are threads of this process: an exchange is a write into a shared slot, a
-    barrier, a read of every slot, and a second barrier (so the next exchange cannot overwrite a
-    slot a slower device has not read yet)."""
+    """Devices that are threads of this process.  An exchange writes each device's value into a
+    slot, waits at one barrier and reads every slot.  Slots alternate between two lists: the next
+    exchange writes the other list, and the one after it cannot start before every device has
+    passed the next barrier, so after reading this one."""
 
     kind = "threads"
 
@@ -108,7 +109,8 @@ class ThreadGroup:
         self.size = size
         self.timeout = collective_timeout() if timeout is None else timeout
         self.barrier = threading.Barrier(size)
-        self.slots: list = [None] * size
+        self.slots: tuple = ([None] * size, [None] * size)
+        self.rounds = [0] * size          # each device's number of exchanges so far
         self.failure: str | None = None
 
     def abort(self, why: str) -> None:
@@ -128,11 +130,11 @@ class ThreadGroup:
             raise CollectiveError(f"{op} could not complete: {self.failure}") from None
 
     def exchange(self, index: int, value, op: str) -> list:
-        self.slots[index] = value
+        slots = self.slots[self.rounds[index] % 2]
+        self.rounds[index] += 1
+        slots[index] = value
         self._wait(op)
-        values = list(self.slots)
-        self._wait(op)
-        return values
+        return list(slots)
 
 
 def _contiguous(value) -> np.ndarray:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import threading
 from typing import Any, Callable
 
@@ -126,6 +127,47 @@ def _first_failure(errors: list) -> tuple[int, BaseException] | None:
     return (primary or found)[0]
 
 
+_IN_POOL = threading.local()
+_POOLS: dict[int, "_Pool"] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+class _Pool:
+    """n threads that stay for the next pmap call (starting threads costs more than a small step)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.lock = threading.Lock()          # one pmap call at a time on this pool
+        self.queues = [queue.SimpleQueue() for _ in range(n)]
+        for i in range(n):
+            threading.Thread(target=self._serve, args=(i,), name=f"s2s-device-{i}-of-{n}", daemon=True).start()
+
+    def _serve(self, i: int) -> None:
+        _IN_POOL.busy = True
+        while True:
+            task, done = self.queues[i].get()
+            try:
+                task(i)
+            finally:
+                done.release()
+
+    def run(self, task: Callable[[int], None]) -> None:
+        with self.lock:
+            done = threading.Semaphore(0)
+            for q in self.queues:
+                q.put((task, done))
+            for _ in range(self.n):
+                done.acquire()
+
+
+def _pool(n: int) -> _Pool:
+    with _POOLS_LOCK:
+        pool = _POOLS.get(n)
+        if pool is None:
+            pool = _POOLS[n] = _Pool(n)
+        return pool
+
+
 def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform: str = "cpu",
                    gpus: list | None = None) -> list:
     """Run calls[i] as device i of a ThreadGroup bound to `axis_name`, each on its own thread; the
@@ -152,13 +194,16 @@ def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform
 
     if n == 1:
         device(0)
-    else:
+    elif getattr(_IN_POOL, "busy", False):
+        # (a pmap inside a device's code: the pool's threads are all taken by the outer one)
         threads = [threading.Thread(target=device, args=(i,), name=f"s2s-{platform}-device-{i}", daemon=True)
                    for i in range(n)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+    else:
+        _pool(n).run(device)
     failure = _first_failure(errors)
     if failure is not None:
         i, exc = failure
