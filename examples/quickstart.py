@@ -5,7 +5,8 @@ Run it with `python examples/quickstart.py`.  It
 1. builds a small binary-classification data set (fixed seed),
 2. computes the gradient of `loss` with `s2s.grad`,
 3. checks it against central finite differences, and
-4. prints the Python source s2s generated for the gradient.
+4. prints the Python source s2s generated for the gradient,
+5. and runs it batched (vmap), compiled (jit) and data-parallel over 2 cpu devices (pmap).
 """
 import numpy as np
 
@@ -33,6 +34,11 @@ def loss(w, X, y):
     if DECAY > 0.0:
         nll = nll + DECAY * np.sum(w * w)
     return nll
+
+
+def device_gradient(w, X, y):
+    """One device's gradient of its shard of the batch, averaged over the devices (pmap)."""
+    return s2s.pmean(s2s.grad(loss)(w, X, y), "batch")
 
 
 def finite_differences(f, w, *args, eps=1e-6):
@@ -83,6 +89,16 @@ def main():
     agree = np.allclose(fast(w, X, y), g, rtol=1e-12)
     print(f"jit(grad(loss)) (Numba, nopython) agrees with grad(loss): {agree}")
     assert agree, "compiled gradient differs"
+
+    # Data parallel: the batch split over 2 devices (threads running the compiled per-device code),
+    # each device's gradient averaged with pmean: the gradient of the whole batch.
+    n = 2 if s2s.device_count() >= 2 else 1
+    m = len(y) // n * n
+    per_device = s2s.pmap(device_gradient, axis_name="batch", in_axes=(None, 0, 0))
+    grads = per_device(w, X[:m].reshape(n, -1, X.shape[1]), y[:m].reshape(n, -1))
+    agree = np.allclose(grads[0], s2s.grad(loss)(w, X[:m], y[:m]), rtol=1e-10)
+    print(f"pmap over {n} devices: each device's averaged gradient equals the whole batch's: {agree}")
+    assert agree, "data-parallel gradient differs"
 
 
 if __name__ == "__main__":

@@ -168,6 +168,44 @@ def _load_from_disk(src_fn, key) -> Generated | None:
     return Generated(fn, source, path, origin)
 
 
+_BUILDING = threading.local()
+
+
+@contextlib.contextmanager
+def _compiled_build(compiled: bool):
+    """While code for Numba is normalized, a transform it calls (`s2s.grad(loss)(w, x, y)` inside a
+    jitted function) is inlined in its typed-tape form (inline_options)."""
+    saved = getattr(_BUILDING, "compiled", False)
+    _BUILDING.compiled = compiled
+    try:
+        yield
+    finally:
+        _BUILDING.compiled = saved
+
+
+def inline_options() -> tuple:
+    """The options of a transform inlined into the code being normalized now."""
+    return (("tapes", "per_variable"),) if getattr(_BUILDING, "compiled", False) else ()
+
+
+def _normalized(parsed, transform: str, opts: dict):
+    if transform == "vmap":
+        from .rules.batch_rules import kept_calls
+        keep = kept_calls()
+        if opts.get("backend") == "numba":
+            # compiled: an op helper (einsum_vjp, norm_grad, ...) runs per example as one compiled call
+            # (bmap), not inlined and batched statement by statement (Python-only plans and branches)
+            from .backends.numba_cpu import helper_functions
+            keep = keep | helper_functions(ops_only=True)
+        return normalize(parsed, keep)
+    elif transform == "primal" and opts.get("backend") == "numba":
+        # compiled code calls s2s's helpers (their Numba versions) as the transforms' code does;
+        # inlined, their Python-only branches (`if not compute_uv:`) would have to type in Numba
+        from .backends.numba_cpu import helper_functions
+        return normalize(parsed, helper_functions())
+    return normalize(parsed)
+
+
 def example_primal(src_fn: Callable, options: tuple) -> Generated:
     """The compiled function a compiled vmap's per-example loop calls."""
     primal_opts = tuple((k, v) for k, v in options if k in ("backend", "target", "cache", "tapes", "fuse"))
@@ -193,22 +231,8 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
     argnums = tuple(a % nparams for a in argnums)
     opts = dict(options)
     example = None       # the compiled primal a per-example loop calls
-    if transform == "vmap":
-        from .rules.batch_rules import kept_calls
-        keep = kept_calls()
-        if opts.get("backend") == "numba":
-            # compiled: an op helper (einsum_vjp, norm_grad, ...) runs per example as one compiled call
-            # (bmap), not inlined and batched statement by statement (Python-only plans and branches)
-            from .backends.numba_cpu import helper_functions
-            keep = keep | helper_functions(ops_only=True)
-        nf = normalize(parsed, keep)
-    elif transform == "primal" and opts.get("backend") == "numba":
-        # compiled code calls s2s's helpers (their Numba versions) as the transforms' code does;
-        # inlined, their Python-only branches (`if not compute_uv:`) would have to type in Numba
-        from .backends.numba_cpu import helper_functions
-        nf = normalize(parsed, helper_functions())
-    else:
-        nf = normalize(parsed)
+    with _compiled_build(opts.get("backend") == "numba"):
+        nf = _normalized(parsed, transform, opts)
     nf.node.body = with_view_guards(nf.node.body)      # (rows read by index, then written: checked)
     import re
     backend = opts.get("backend", "python")

@@ -16,7 +16,7 @@ from ..codegen.emit import Generated
 from ..codegen.user_lines import note_user_line
 from ..errors import ArgumentError, NonDifferentiableError
 from ..frontend.reads import changed
-from ..pipeline import build
+from ..pipeline import build, inline_options
 from .calls import bind_keywords, binds_by_position, check_argnums, check_differentiable, defaults_after, normalize_argnums
 from .sources import TransformObject, flat_wrapper, keyword_wrapper, source_function
 
@@ -56,7 +56,12 @@ class Transformed(TransformObject):
         return self.generated().fn
 
     def _s2s_inline_source(self, nargs: int) -> Callable:
-        """The generated function normalization inlines where transformed code calls this one."""
+        """The generated function normalization inlines where transformed code calls this one
+        (typed tapes inside code compiled by Numba: pipeline.inline_options)."""
+        options = inline_options()
+        if options and not isinstance(self.fun, TransformObject):
+            return build(source_function(self.fun), self.transform, self.argnums, self.tuple_out, self.has_aux,
+                         options).fn
         return self.generated().fn
 
     def _has_varargs(self) -> bool:
