@@ -15,6 +15,16 @@ from .errors import CollectiveError
 from .runtime_devices import Binding, bound
 
 
+def _mpi_agreed(x, axis_name, op: str) -> int:
+    """1 when axis_name is an MPI group and every rank has agreed on this collective (compiled code
+    then moves the data with numba-mpi), 0 for other groups (the collective runs here)."""
+    b = bound(axis_name, op)
+    if getattr(b.group, "kind", None) != "mpi":
+        return 0
+    b.group.agree(np.asarray(x), op)
+    return 1
+
+
 def axis_size(axis_name) -> int:
     """The number of devices along axis `axis_name`."""
     return bound(axis_name, "axis_size").group.size

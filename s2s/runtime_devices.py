@@ -144,10 +144,12 @@ def _contiguous(value) -> np.ndarray:
 
 
 class MpiGroup:
-    """Each MPI rank of `comm` is one device (index = rank).  Every collective starts with two small
-    allreduces (MIN and MAX) of (failed, ndim, dtype, shape): ranks handing in arrays of different
-    shapes raise, and a rank that failed posts them with its failure flag set (abort), so that the
-    others raise at once instead of waiting for a collective it will never call."""
+    """Each MPI rank of `comm` is one device (index = rank).  Every collective starts with a small
+    non-blocking allreduce of (failed, ndim, dtype, shape), polled against the timeout (`agree`):
+    ranks handing in arrays of different shapes raise, and a rank that failed posts it with its
+    failure flag set (abort), so the others raise at once instead of waiting for a collective it
+    will never call.  The data then moves by MPI's blocking collective (or numba-mpi's, from
+    compiled code): every rank has agreed to call it."""
 
     kind = "mpi"
     _META = 12        # failed, ndim, dtype number, up to 9 dimensions
@@ -161,9 +163,13 @@ class MpiGroup:
     def _complete(self, requests: list, op: str, timeout: float | None = None) -> bool:
         from mpi4py import MPI
         limit = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + limit
+        start = time.monotonic()
+        deadline = start + limit
         while not MPI.Request.Testall(requests):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now - start > 0.002:
+                time.sleep(0)       # (spin on the requests first: MPI progresses inside Test)
+            if now > deadline:
                 if timeout is not None:
                     return False
                 self.failure = (f"{op} timed out after {limit:g} s waiting for the other MPI ranks "
@@ -181,11 +187,20 @@ class MpiGroup:
             meta[3:3 + len(dims)] = dims
         return meta
 
-    def _agree(self, x: np.ndarray, op: str) -> None:
+    def _meta_extremes(self, meta: np.ndarray, op: str, timeout: float | None = None) -> tuple:
+        """The elementwise min and max of every rank's meta, in one allreduce (max of meta, -meta)."""
         from mpi4py import MPI
-        meta = self._meta(x, False)
-        low, high = np.empty_like(meta), np.empty_like(meta)
-        self._complete([self.comm.Iallreduce(meta, low, op=MPI.MIN), self.comm.Iallreduce(meta, high, op=MPI.MAX)], op)
+        both = np.concatenate([meta, -meta])
+        out = np.empty_like(both)
+        if not self._complete([self.comm.Iallreduce(both, out, op=MPI.MAX)], op, timeout):
+            raise CollectiveError(f"{op}: no answer from the other MPI ranks")
+        return -out[self._META:], out[:self._META]
+
+    def agree(self, x: np.ndarray, op: str) -> None:
+        """Every rank is in this collective, alive, with an array of x's shape and dtype (or raise).
+        Once they agree, the data moves by a blocking collective: every rank will call it."""
+        from mpi4py import MPI
+        low, high = self._meta_extremes(self._meta(x, False), op)
         if high[0]:
             raise CollectiveError(f"{op} could not complete: another MPI rank failed")
         if not np.array_equal(low, high):
@@ -199,22 +214,22 @@ class MpiGroup:
         if self.failure is not None:
             return
         self.failure = why
-        meta = self._meta(None, True)
-        low, high = np.empty_like(meta), np.empty_like(meta)
-        self._complete([self.comm.Iallreduce(meta, low, op=MPI.MIN), self.comm.Iallreduce(meta, high, op=MPI.MAX)],
-                       "abort", timeout=min(self.timeout, 10.0))
+        try:
+            self._meta_extremes(self._meta(None, True), "abort", timeout=min(self.timeout, 10.0))
+        except CollectiveError:
+            pass
 
     def exchange(self, index: int, value, op: str) -> list:
         x = _contiguous(value)
-        self._agree(x, op)
+        self.agree(x, op)
         out = np.empty((self.size,) + x.shape, dtype=x.dtype)
-        self._complete([self.comm.Iallgather(x, out)], op)
+        self.comm.Allgather(x, out)
         return [out[k] if np.ndim(value) else out[k][()] for k in range(self.size)]
 
     def allreduce(self, value, how: str, op: str):
         from mpi4py import MPI
         x = _contiguous(value)
-        self._agree(x, op)
+        self.agree(x, op)
         out = np.empty_like(x)
-        self._complete([self.comm.Iallreduce(x, out, op={"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[how])], op)
+        self.comm.Allreduce(x, out, op={"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[how])
         return out if np.ndim(value) else out[()]

@@ -16,6 +16,7 @@ import dataclasses
 import os
 import queue
 import threading
+import warnings
 from typing import Any, Callable
 
 from ..errors import ArgumentError, CollectiveError
@@ -217,7 +218,9 @@ def run_on_mpi(fn: Callable, args: tuple, axis_name: Any) -> Any:
     """Run fn as this rank's device of an MpiGroup over COMM_WORLD bound to `axis_name`."""
     group = MpiGroup(mpi_comm())
     try:
-        with bind_axis(axis_name, group, group.comm.Get_rank()):
+        with bind_axis(axis_name, group, group.comm.Get_rank()), warnings.catch_warnings():
+            # (compiled code calling numba-mpi holds MPI's C pointers: Numba says it cannot cache it)
+            warnings.filterwarnings("ignore", message=".*Cannot cache compiled function")
             return fn(*args)
     except BaseException as exc:
         group.abort(f"rank {group.comm.Get_rank()} raised {type(exc).__name__}: {exc}")

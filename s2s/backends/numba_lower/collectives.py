@@ -7,6 +7,8 @@ one fewer for all_gather_vjp, a float64 for a float, an int64 for an index.
 """
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
 from numba import types
@@ -80,17 +82,77 @@ def _needs_literal(tiled) -> bool:
     return isinstance(tiled, types.Boolean) and not isinstance(tiled, types.Literal)
 
 
-@overload(rc.psum)
-def _psum(x, axis_name):
-    out_type, spec = _typed("psum", x)
+def _numba_mpi():
+    """numba-mpi, when this process runs MPI (mpi4py.MPI imported: the mpi backend is in use; the
+    import initializes MPI, which a cpu-only process should not pay for)."""
+    if "mpi4py.MPI" not in sys.modules:
+        return None
+    try:
+        import numba_mpi
+    except ImportError:
+        return None
+    return numba_mpi
+
+
+def _reduction(op: str, fn, x, how: str):
+    """psum / pmax / pmin in compiled code.  On an MPI group the ranks first agree (object mode,
+    non-blocking with the timeout: a failed rank is noticed there), then the data moves by
+    numba-mpi's allreduce without leaving compiled code; on other groups the collective runs in
+    object mode."""
+    out_type, spec = _typed(op, x)
     if out_type is None:
         return None
+    nm = _numba_mpi()
+    if nm is None or not isinstance(getattr(x, "dtype", x), (types.Float, types.Integer)):
+        def impl(x, axis_name):
+            with numba.objmode(out=out_type):
+                out = _boxed(fn(x, axis_name), spec)
+            return out
+        return impl
+    operator = {"sum": nm.Operator.SUM, "max": nm.Operator.MAX, "min": nm.Operator.MIN}[how]
+    allreduce = nm.allreduce
+    if isinstance(x, types.Array):
+        def impl(x, axis_name):
+            with numba.objmode(agreed="int64"):
+                agreed = rc._mpi_agreed(x, axis_name, op)
+            if agreed == 1:
+                src = np.ascontiguousarray(x)
+                out = np.empty_like(src)
+                allreduce(src, out, operator)
+                return out
+            with numba.objmode(out=out_type):
+                out = _boxed(fn(x, axis_name), spec)
+            return out
+        return impl
 
     def impl(x, axis_name):
+        with numba.objmode(agreed="int64"):
+            agreed = rc._mpi_agreed(x, axis_name, op)
+        if agreed == 1:
+            src = np.empty(1, dtype=out_type)
+            src[0] = x
+            out = np.empty_like(src)
+            allreduce(src, out, operator)
+            return out[0]
         with numba.objmode(out=out_type):
-            out = _boxed(rc.psum(x, axis_name), spec)
+            out = _boxed(fn(x, axis_name), spec)
         return out
     return impl
+
+
+@overload(rc.psum)
+def _psum(x, axis_name):
+    return _reduction("psum", rc.psum, x, "sum")
+
+
+@overload(rc.pmax)
+def _pmax(x, axis_name):
+    return _reduction("pmax", rc.pmax, x, "max")
+
+
+@overload(rc.pmin)
+def _pmin(x, axis_name):
+    return _reduction("pmin", rc.pmin, x, "min")
 
 
 @overload(rc.pmean)
@@ -100,35 +162,7 @@ def _pmean(x, axis_name):
         return None
 
     def impl(x, axis_name):
-        with numba.objmode(out=out_type):
-            out = _boxed(rc.pmean(x, axis_name), spec)
-        return out
-    return impl
-
-
-@overload(rc.pmax)
-def _pmax(x, axis_name):
-    out_type, spec = _typed("pmax", x)
-    if out_type is None:
-        return None
-
-    def impl(x, axis_name):
-        with numba.objmode(out=out_type):
-            out = _boxed(rc.pmax(x, axis_name), spec)
-        return out
-    return impl
-
-
-@overload(rc.pmin)
-def _pmin(x, axis_name):
-    out_type, spec = _typed("pmin", x)
-    if out_type is None:
-        return None
-
-    def impl(x, axis_name):
-        with numba.objmode(out=out_type):
-            out = _boxed(rc.pmin(x, axis_name), spec)
-        return out
+        return rc.psum(x, axis_name) / rc.axis_size(axis_name)
     return impl
 
 
