@@ -63,7 +63,35 @@ def main(n=10_000_000):
         print(f"{label:45s} max|diff| {err:.2e} {'ok' if ok else 'MISMATCH'}  "
               f"gpu (incl. transfers) {t_gpu * 1e3:8.2f} ms  numpy {t_np * 1e3:8.2f} ms  "
               f"bytes h->d {transfers['to_device_bytes']} d->h {transfers['to_host_bytes']}")
+    bad += pmap_check(x)
     return 1 if bad else 0
+
+
+def _gpu_shard(x):
+    """pmap's per-GPU code: a cuda kernel on this GPU's shard, then sums over the GPUs."""
+    import s2s
+    import cuda_cases as C
+    y = s2s.jit(C.elementwise, target="cuda")(x)
+    return s2s.psum(y, "gpus"), s2s.all_gather(np.sum(y), "gpus")
+
+
+def pmap_check(x) -> int:
+    """pmap on the cuda backend: one device per GPU (here, every GPU numba.cuda sees), each running
+    its kernel on its shard; psum and all_gather staged through the host."""
+    import s2s
+    import cuda_cases as C
+    n = s2s.device_count("cuda")
+    shards = x[: len(x) // n * n].reshape(n, -1)
+    f = s2s.pmap(_gpu_shard, axis_name="gpus", backend="cuda")
+    total, gathered = f(shards)
+    want = C.elementwise(shards)
+    err = max(float(np.max(np.abs(total[0] - want.sum(axis=0)))),
+              float(np.max(np.abs(gathered[0] - want.sum(axis=1)))))
+    ok = err <= 1e-6 * max(1.0, float(np.max(np.abs(want.sum(axis=0)))))
+    t = best(lambda: f(shards))
+    print(f"{'pmap over ' + str(n) + ' GPU(s): kernel + psum':45s} max|diff| {err:.2e} {'ok' if ok else 'MISMATCH'}  "
+          f"time {t * 1e3:8.2f} ms")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
