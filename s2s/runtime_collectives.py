@@ -46,7 +46,11 @@ def _on_device(fn):
 
 def _values(x, axis_name, op: str) -> tuple[list, Binding]:
     b = bound(axis_name, op)
-    return b.group.exchange(b.index, x, op), b
+    values = b.group.exchange(b.index, x, op)
+    shapes = {np.shape(v) for v in values}
+    if len(shapes) > 1:
+        raise CollectiveError(f"{op}: the devices hand in values of different shapes {sorted(shapes)}")
+    return values, b
 
 
 def _reduce(x, axis_name, how: str, op: str):
@@ -56,12 +60,11 @@ def _reduce(x, axis_name, how: str, op: str):
         return type(x)(_reduce(v, axis_name, how, op) for v in x)
     if isinstance(x, dict):
         return {k: _reduce(v, axis_name, how, op) for k, v in x.items()}
+    if how == "sum" and np.asarray(x).dtype == np.bool_:
+        x = np.asarray(x, dtype=np.int64)        # (a sum of flags counts them, as JAX's psum does)
     if hasattr(group, "allreduce"):
         return group.allreduce(x, how, op)
-    values = group.exchange(b.index, x, op)
-    shapes = {np.shape(v) for v in values}
-    if len(shapes) > 1:
-        raise CollectiveError(f"{op}: the devices hand in values of different shapes {sorted(shapes)}")
+    values, _ = _values(x, axis_name, op)
     total = values[0]
     for v in values[1:]:        # (device order: every device adds in the same order)
         total = total + v if how == "sum" else (np.maximum(total, v) if how == "max" else np.minimum(total, v))

@@ -77,8 +77,8 @@ def _user_site() -> str:
     frame = sys._getframe(2)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
         frame = frame.f_back
-    if frame is None:
-        return "outside any pmap"
+    if frame is None or frame.f_code.co_filename == threading.__file__:
+        return None          # (compiled per-device code has no frames: pmap finds the line in its source)
     text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     return f'File "{frame.f_code.co_filename}", line {frame.f_lineno}' + (f"\n    {text}" if text else "")
 
@@ -89,11 +89,13 @@ def bound(axis_name, op: str) -> Binding:
             return b
     names = [b.axis_name for b in bindings()]
     where = _user_site()
-    raise CollectiveError(
-        f"{where}\n{op}: axis name {axis_name!r} is not bound here"
+    exc = CollectiveError(
+        (f"{where}\n" if where else "") + f"{op}: axis name {axis_name!r} is not bound here"
         + (f" (the enclosing pmaps bind {', '.join(repr(n) for n in names)})" if names else
            " (no pmap is running this code)")
         + f"\nhint: call it inside s2s.pmap(f, axis_name={axis_name!r}), or use the axis name the pmap binds")
+    exc.unbound_axis = (axis_name, op, where is not None)
+    raise exc
 
 
 # ----- groups -----------------------------------------------------------------------------------
@@ -112,11 +114,33 @@ class ThreadGroup:
         self.slots: tuple = ([None] * size, [None] * size)
         self.rounds = [0] * size          # each device's number of exchanges so far
         self.failure: str | None = None
+        self.nested = [0] * size          # each device's number of inner pmaps so far
+        self._subgroups: dict = {}
+        self._lock = threading.Lock()
+
+    def inner_binding(self, binding: "Binding", inner_index: int, call: int) -> "Binding":
+        """This axis as seen from device `inner_index` of an inner pmap (the `call`-th the outer
+        device started): the outer devices' inner devices of that index form a group of their own,
+        so a collective over the outer axis inside the inner pmap runs once per inner index, as
+        JAX's nested pmap does."""
+        with self._lock:
+            sub = self._subgroups.get((call, inner_index))
+            if sub is None:
+                sub = self._subgroups[(call, inner_index)] = ThreadGroup(self.size, self.timeout)
+        return Binding(binding.axis_name, sub, binding.index)
+
+    def start_inner(self, index: int) -> int:
+        """The number of the inner pmap device `index` starts now (the same on every outer device:
+        they run the same code)."""
+        self.nested[index] += 1
+        return self.nested[index]
 
     def abort(self, why: str) -> None:
         if self.failure is None:
             self.failure = why
         self.barrier.abort()
+        for sub in list(self._subgroups.values()):
+            sub.abort(why)
 
     def _wait(self, op: str) -> None:
         try:

@@ -280,9 +280,6 @@ def c_count_positive(x):
     return s2s.psum(x > 0.0, "i")
 
 
-@pytest.mark.xfail(strict=True, reason="psum of a bool array adds with NumPy's bool `+` (logical or): every entry "
-                                       "is True instead of the number of devices (JAX counts; psum of a bool "
-                                       "scalar does count)")
 def test_psum_of_bools_counts_the_devices():
     X = rng(3).standard_normal((N, 5))
     got = s2s.pmap(c_count_positive, axis_name="i")(X)
@@ -413,8 +410,6 @@ def test_axis_index_is_an_integer():
     assert got.dtype.kind == "i", got.dtype
 
 
-@pytest.mark.xfail(strict=True, reason="int arithmetic on axis_index (int op int) is fused into a float64 loop "
-                                       "by s2s.jit: pmap returns [1., 3., 5., 7.] (float64), NumPy gives ints")
 def test_integer_arithmetic_on_axis_index_stays_integer():
     got = run(s2s.pmap(index_arith, axis_name="i"), np.zeros((N, 2)))
     np.testing.assert_array_equal(got, 2 * np.arange(N) + 1)
@@ -780,10 +775,6 @@ def outer_replicated_ref(V):
     return np.sum(np.sin((V * V).sum(0)))
 
 
-@pytest.mark.xfail(strict=True, raises=s2s.ArgumentError,
-                   reason="grad of a function calling pmap(out_axes=None): the cotangent of the (unmapped) "
-                          "output is mapped along axis 0 (`self.out_axes or 0`): ArgumentError 'the mapped "
-                          "arguments have different sizes along their mapped axes (argument 0: 3, argument 1: 4)'")
 def test_grad_of_function_calling_pmap_out_axes_none():
     V = rng(45).standard_normal((N, 3))
     np.testing.assert_allclose(outer_replicated(V), outer_replicated_ref(V), rtol=1e-14)
@@ -806,9 +797,6 @@ def outer_pair_ref(V):
     return np.sum(V.sum(0)[None] * 2.0 * V)
 
 
-@pytest.mark.xfail(strict=True, raises=s2s.NonDifferentiableError,
-                   reason="grad of a function calling a pmap that returns a tuple: NonDifferentiableError "
-                          "'vjp needs a single array output, but the function returns a tuple (in ...outer_pair)'")
 def test_grad_of_function_calling_pmap_with_tuple_output():
     V = rng(46).standard_normal((N, 3))
     np.testing.assert_allclose(outer_pair(V), outer_pair_ref(V), rtol=1e-14)
@@ -1236,22 +1224,16 @@ def test_pytree_dict_argument():
     np.testing.assert_allclose(out, r_psum(P["w"]) + P["b"][:, None] * P["b"].max(), rtol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="a dict output with an array and a number: the compiled per-device code raises "
-                          "TypeError: cannot convert native LiteralStrKey[Dict](...) to Python object "
-                          "(no fallback to Python)")
 def test_pytree_dict_output_mixed_leaves():
     r = rng(80)
     P = {"w": r.standard_normal((N, 2)), "b": r.standard_normal((N,))}
-    out = s2s.pmap(dict_out_mixed, axis_name="i")(P)
+    # (Numba has no dict of an array and a number: the devices run the generated Python, with a warning)
+    out = run(s2s.pmap(dict_out_mixed, axis_name="i"), P, compiled=False)
     assert isinstance(out, dict) and set(out) == {"sum", "max"}
     np.testing.assert_allclose(out["sum"], r_psum(P["w"]) + P["b"][:, None], rtol=1e-14)
     np.testing.assert_allclose(out["max"], np.full(N, P["b"].max()), rtol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="a dict output whose values are all arrays: the compiled per-device code "
-                                       "returns a numba.typed.Dict, which pmap stacks as a leaf: the result is "
-                                       "an (n, 2) array of the key strings [['sum' 'twice'], ...]")
 def test_pytree_dict_output_array_leaves():
     X = rng(80).standard_normal((N, 2))
     out = s2s.pmap(dict_out_arrays, axis_name="i")(X)
@@ -1278,15 +1260,11 @@ def dict_loss(p, c):
     return np.sum(c * s2s.psum(p["w"], "i")) + p["b"] * s2s.pmean(p["b"], "i")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="pmap(grad(f)) of a dict argument: the dict cotangent of the compiled per-device "
-                          "code raises TypeError: cannot convert native LiteralStrKey[Dict](...) to Python "
-                          "object; with array-only leaves it silently gives an array of the key strings")
 def test_grad_with_dict_argument():
     r = rng(81)
     P = {"w": r.standard_normal((N, 2)), "b": r.standard_normal((N,))}
     C = r.uniform(0.5, 1.5, (N, 2))
-    g = s2s.pmap(s2s.grad(dict_loss), axis_name="i")(P, C)
+    g = run(s2s.pmap(s2s.grad(dict_loss), axis_name="i"), P, C, compiled=False)
     assert isinstance(g, dict), (type(g), g)
 
     def total_w(W):
@@ -1348,10 +1326,6 @@ def test_nested_pmap(monkeypatch, tmp_path):
     np.testing.assert_allclose(got, np.broadcast_to(X.sum((0, 1), keepdims=True), X.shape), rtol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="nested pmap, a psum over the OUTER axis inside the inner pmap: the inner "
-                                       "devices of one outer device share its slot in the outer group (and its "
-                                       "2-party barrier gets 4 threads): racy, mostly CollectiveError 'the devices "
-                                       "hand in values of different shapes [(), (3,)]', sometimes wrong sums")
 def test_nested_pmap_collective_over_the_outer_axis(monkeypatch):
     monkeypatch.setenv("S2S_COLLECTIVE_TIMEOUT", "5")
     X = rng(91).standard_normal((2, 2, 3))
@@ -1414,8 +1388,6 @@ def test_unbound_axis_name_inside_pmap():
     assert isinstance(info.value, s2s.S2SError)
 
 
-@pytest.mark.xfail(strict=True, reason="the unbound-axis CollectiveError from compiled per-device code names "
-                                       "threading.py, not the user's file and line")
 def test_unbound_axis_name_inside_pmap_names_the_users_line():
     X = np.ones((N, 3))
     with pytest.raises(s2s.CollectiveError) as info:
@@ -1522,9 +1494,6 @@ def test_devices_handing_in_different_shapes():
         s2s.pmap(c_ragged_psum, axis_name="i")(np.ones((N, 5)))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="all_gather of different shapes on the devices raises NumPy's bare ValueError 'all "
-                          "input arrays must have the same shape' (psum raises CollectiveError)")
 def test_all_gather_of_different_shapes_is_a_collective_error():
     with pytest.raises(s2s.CollectiveError, match="different shapes"):
         s2s.pmap(c_ragged_gather, axis_name="i")(np.ones((N, 5)))

@@ -179,11 +179,17 @@ def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform
     results: list = [None] * n
     errors: list = [None] * n
     outer = list(bindings())
+    # (inside another pmap's device: the outer axes, as each inner device sees them)
+    calls_started = [b.group.start_inner(b.index) if hasattr(b.group, "start_inner") else 0 for b in outer]
+
+    def seen_from(i: int) -> list:
+        return [b.group.inner_binding(b, i, k) if hasattr(b.group, "inner_binding") else b
+                for b, k in zip(outer, calls_started)]
 
     def device(i: int) -> None:
         fn, args = calls[i]
         try:
-            with bind_axis(axis_name, group, i, outer):
+            with bind_axis(axis_name, group, i, seen_from(i)):
                 if gpus is not None:
                     with gpus[i]:
                         results[i] = fn(*args)

@@ -24,7 +24,14 @@ def is_compile_error(exc) -> bool:
             return True     # TypingError, LoweringError, UnsupportedError, InternalError, ...
     except ImportError:  # pragma: no cover
         pass
-    return isinstance(exc, TransformError) or _raised_inside_numba(exc)
+    return isinstance(exc, TransformError) or _raised_inside_numba(exc) or _unboxable_result(exc)
+
+
+def _unboxable_result(exc) -> bool:
+    """The compiled code ran but its result has no Python form (a dict literal mixing an array and a
+    number is a heterogeneous Numba dict): as much a failure to compile the function as a typing
+    error is; the generated Python gives the dict."""
+    return isinstance(exc, TypeError) and "cannot convert native" in str(exc)
 
 
 def _raised_inside_numba(exc) -> bool:

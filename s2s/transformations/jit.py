@@ -362,9 +362,21 @@ def numba_cache():
     return module
 
 
+def _python_containers(out):
+    """Numba's typed dicts and lists in a compiled result as Python's (a dict output)."""
+    kind = type(out).__name__
+    if kind == "Dict" and type(out).__module__.startswith("numba"):
+        return {k: _python_containers(v) for k, v in out.items()}
+    if kind == "List" and type(out).__module__.startswith("numba"):
+        return [_python_containers(v) for v in out]
+    if type(out) is tuple:
+        return tuple(_python_containers(v) for v in out)
+    return out
+
+
 def _run_compiled(gen: Generated, args):
     try:
-        return gen.fn(*args)
+        return _python_containers(gen.fn(*args))
     except ValueError as exc:   # the compiled seed_cotangent's refusal, as the Python one words it
         if "scalar output" not in str(exc):
             raise

@@ -12,6 +12,7 @@ through their adjoints), its tangent the pmap of g's jvp, so derivatives run on 
 """
 from __future__ import annotations
 
+import ast
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -19,11 +20,14 @@ import numpy as np
 
 from .. import pytree
 from ..backends import devices as dev
-from ..errors import ArgumentError
+from ..codegen import emit
+from ..codegen.user_lines import user_site
+from ..errors import ArgumentError, CollectiveError
 from ..frontend.namespace import base_namespace
 from ..pipeline import build
 from ..rules.registry import lookup, register
 from ..rules.template import Template
+from .grad import Transformed
 from .jit import Jitted
 from .sources import TransformObject, flat_wrapper, source_function
 
@@ -66,7 +70,8 @@ class Pmapped(TransformObject):
         self.__name__ = f"{getattr(fun, '__name__', 'f')}_pmap"
         self.__qualname__ = self.__name__
         self.per_device = self._per_device_function(fun)
-        self._vjp = self._jvp = None
+        self._vjps: dict = {}
+        self._jvp = None
         self._flat_fns: dict = {}
 
     def _s2s_source(self):
@@ -163,15 +168,45 @@ class Pmapped(TransformObject):
         n, shards = self._shards(args)
         per_device, shards = self._flat(shards)
         self._warm(per_device, shards[0])
-        if self.backend == "mpi":
-            outs = [dev.run_on_mpi(per_device, shards[0], self.axis_name)]
-        elif self.backend == "cuda":
-            from numba import cuda
-            gpus = [cuda.gpus[d.id] for d in self._device_list()[:n]]
-            outs = dev.run_on_threads([(per_device, s) for s in shards], self.axis_name, "cuda", gpus)
-        else:
-            outs = dev.run_on_threads([(per_device, s) for s in shards], self.axis_name, "cpu")
+        try:
+            if self.backend == "mpi":
+                outs = [dev.run_on_mpi(per_device, shards[0], self.axis_name)]
+            elif self.backend == "cuda":
+                from numba import cuda
+                gpus = [cuda.gpus[d.id] for d in self._device_list()[:n]]
+                outs = dev.run_on_threads([(per_device, s) for s in shards], self.axis_name, "cuda", gpus)
+            else:
+                outs = dev.run_on_threads([(per_device, s) for s in shards], self.axis_name, "cpu")
+        except CollectiveError as exc:
+            located = self._locate_unbound(exc, per_device, shards[0])
+            if located is None:
+                raise
+            raise located from None
         return self._stack(outs)
+
+    def _locate_unbound(self, exc: CollectiveError, per_device, example: tuple) -> CollectiveError | None:
+        """An unbound axis name raised from compiled code (no Python frame says where): the lines of
+        the per-device source that name it, at the user's file and line."""
+        axis_name, op, located = getattr(exc, "unbound_axis", (None, None, True))
+        if located or not isinstance(per_device, Jitted):
+            return None
+        try:
+            gen = per_device.generated_for_args(*example)
+        except Exception:              # noqa: BLE001 - then the message stays as it is
+            return None
+        sites = []
+        for node in ast.walk(ast.parse(gen.source)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == op and any(
+                    isinstance(a, ast.Constant) and a.value == axis_name for a in (*node.args, *(
+                        k.value for k in node.keywords))):
+                filename, lineno, text, _ = user_site(gen, node.lineno)
+                if filename is not None:
+                    sites.append(f'File "{filename}", line {lineno}' + (f"\n    {text.strip()}" if text else ""))
+        if not sites:
+            return None
+        new = CollectiveError("\n".join(dict.fromkeys(sites)) + "\n" + str(exc))
+        new.unbound_axis = (axis_name, op, True)
+        return new
 
     def _warm(self, per_device, example: tuple) -> None:
         """Generate the per-device code in this thread before the devices start (they then only
@@ -222,14 +257,56 @@ class Pmapped(TransformObject):
                     False, False)
         return gen.fn
 
+    def _vjp_function(self, treedef, nargs: int) -> Callable:
+        """Every device's vjp of f, for outputs of structure `treedef`: the gradient of the inner
+        product of f's outputs with their cotangents (passed as leaves after f's arguments), so a
+        tuple or dict output needs nothing more than an array does."""
+        got = self._vjps.get(treedef)
+        if got is not None:
+            return got
+        fun = self.fun.fun if isinstance(self.fun, Jitted) else self.fun
+        paths: list[str] = []
+
+        def walk(td, path):
+            if pytree.is_leaf(td):
+                paths.append(path)
+            elif td[0] in ("tuple", "list"):
+                for k, child in enumerate(td[2]):
+                    walk(child, f"{path}[{k}]")
+            elif td[0] == "dict":
+                for key, child in zip(td[1], td[2]):
+                    walk(child, f"{path}[{key!r}]")
+            else:
+                raise ArgumentError(f"grad through pmap: outputs of kind {td[0]!r} are not supported; return "
+                                    f"arrays, tuples or dicts of them")
+        walk(treedef, "out")
+        xs = [f"x{i}" for i in range(nargs)]
+        cts = [f"ct{k}" for k in range(len(paths))]
+        body = " + ".join(f"np.sum({p} * {c})" for p, c in zip(paths, cts)) or "0.0"
+        fname = f"{getattr(fun, '__name__', 'f')}_pmap_vjp" if getattr(fun, "__name__", "").isidentifier() \
+            else "pmap_vjp"
+        source = (f"def {fname}({', '.join(xs + cts)}):\n    out = {fname}_fun({', '.join(xs)})\n"
+                  f"    return {body}\n")
+        path = emit.write_module(source, fname)
+        wrapper = emit.load_function(source, path, fname, {f"{fname}_fun": fun, "np": np}, register=False)
+        wrapper.__s2s_wraps__ = fun
+        diff = tuple(i for i in range(nargs) if i not in self.static)
+        axes = _axes_tuple(self.in_axes, nargs, self.static)
+        out_axis = 0 if self.out_axes is None else self.out_axes
+        got = Pmapped(Transformed(wrapper, "grad", diff), self.axis_name, axes + (out_axis,) * len(cts), 0,
+                      self.static, self.devices, self.backend)
+        self._vjps[treedef] = got
+        return got
+
     def cotangents(self, g, *args):
         """Each argument's cotangent, from every device's vjp of f (run as a pmap) at its slice."""
         axes = _axes_tuple(self.in_axes, len(args), self.static)
-        if self._vjp is None:
-            self._vjp = Pmapped(self._derivative("vjp"), self.axis_name, (self.out_axes or 0,) + axes, 0,
-                                tuple(i + 1 for i in self.static), self.devices, self.backend)
-        cts = self._vjp(g, *args)
-        cts = cts if isinstance(cts, tuple) else (cts,)
+        if self.out_axes is None:
+            # (the output is device 0's: its cotangent goes to device 0, the others' outputs were not used)
+            n, _ = self._shards(args)
+            g = pytree.tree_map(lambda c: np.stack([np.asarray(c)] + [np.zeros_like(np.asarray(c))] * (n - 1)), g)
+        leaves, treedef = pytree.tree_flatten(g)
+        cts = self._vjp_function(treedef, len(args))(*args, *leaves)
         out, k = [], 0
         for i, (a, ax) in enumerate(zip(args, axes)):
             if i in self.static:

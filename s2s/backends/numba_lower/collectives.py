@@ -36,6 +36,8 @@ def _result_type(op: str, x, tiled: bool = False):
         return None
     if op in ("pmean", "extremum_share"):
         dtype = _float_of(dtype)
+    elif op == "psum" and isinstance(dtype, types.Boolean):
+        dtype = types.int64           # (a sum of flags counts them)
     if op == "all_gather":
         ndim = ndim if tiled and ndim > 0 else ndim + 1
     elif op == "all_gather_vjp":

@@ -44,7 +44,12 @@ def _fused_alloc(make):
     def typer(arrays):
         pos = _array_positions(arrays)
         if not pos:
-            if all(isinstance(t, types.Number) for t in getattr(arrays, "types", ())):
+            kinds = getattr(arrays, "types", ())
+            if all(isinstance(t, (types.Integer, types.Boolean)) for t in kinds) and kinds:
+                # (an int: the unfused branch's int result keeps its type; a float one still
+                # unifies to float)
+                return lambda arrays: 0
+            if all(isinstance(t, (types.Number, types.Boolean)) for t in kinds):
                 return lambda arrays: 0.0
             return None
         first = max(pos, key=lambda k: arrays.types[k].ndim)
