@@ -157,3 +157,18 @@ def caller_stacklevel() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def axes_per_argument(in_axes, nargs: int, who: str) -> tuple:
+    """in_axes (an int, None, or one per argument) as one entry per argument, checked (vmap, pmap)."""
+    if isinstance(in_axes, (list, tuple)):
+        if len(in_axes) != nargs:
+            raise ArgumentError(f"{who}: in_axes has {len(in_axes)} entries but the function was called with "
+                                f"{nargs} arguments")
+        axes = tuple(in_axes)
+    else:
+        axes = (in_axes,) * nargs
+    for i, a in enumerate(axes):
+        if a is not None and (not isinstance(a, numbers.Integral) or isinstance(a, bool)):
+            raise ArgumentError(f"{who}: in_axes entry {i} must be an int or None, got {a!r}")
+    return axes

@@ -27,22 +27,14 @@ from ..frontend.namespace import base_namespace
 from ..pipeline import build
 from ..rules.registry import lookup, register
 from ..rules.template import Template
+from .calls import axes_per_argument
 from .grad import Transformed
 from .jit import Jitted
 from .sources import TransformObject, flat_wrapper, source_function
 
 
 def _axes_tuple(in_axes, nargs: int, static: tuple) -> tuple:
-    if isinstance(in_axes, (list, tuple)):
-        if len(in_axes) != nargs:
-            raise ArgumentError(f"pmap: in_axes has {len(in_axes)} entries but the function was called with "
-                                f"{nargs} arguments")
-        axes = tuple(in_axes)
-    else:
-        axes = (in_axes,) * nargs
-    for a in axes:
-        if a is not None and not isinstance(a, (int, np.integer)):
-            raise ArgumentError(f"pmap: in_axes entries must be an int or None, got {a!r}")
+    axes = axes_per_argument(in_axes, nargs, "pmap")
     return tuple(None if i in static else a for i, a in enumerate(axes))
 
 

@@ -17,6 +17,7 @@ from ..codegen.emit import Generated
 from ..codegen.user_lines import note_user_line
 from ..errors import ArgumentError, TransformError
 from ..pipeline import build
+from .calls import axes_per_argument
 from .grad import Transformed
 from .sources import TransformObject, flat_wrapper, source_function
 
@@ -35,18 +36,7 @@ class Batched(TransformObject):
         self.__qualname__ = self.__name__
 
     def _axes_for(self, nargs: int) -> tuple:
-        ax = self.in_axes
-        if isinstance(ax, (list, tuple)):
-            if len(ax) != nargs:
-                raise ArgumentError(f"vmap: in_axes has {len(ax)} entries but the function was called with {nargs} "
-                                    f"arguments")
-            axes = tuple(ax)
-        else:
-            axes = (ax,) * nargs
-        for i, a in enumerate(axes):
-            if a is not None and (not isinstance(a, numbers.Integral) or isinstance(a, bool)):
-                raise ArgumentError(f"vmap: in_axes entry {i} must be an int or None, got {a!r}")
-        return axes
+        return axes_per_argument(self.in_axes, nargs, "vmap")
 
     def generated_for(self, nargs: int) -> Generated:
         axes = self._axes_for(nargs)
