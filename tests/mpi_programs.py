@@ -62,15 +62,37 @@ def case_all_to_all():
 def device_loss(x):
     total = s2s.psum(np.sin(x), "r")
     gathered = s2s.all_gather(x * x, "r")
-    return np.sum(total * x) + np.sum(gathered[0]) * s2s.pmax(np.sum(x), "r")
+    shifted = s2s.ppermute(x, "r", RING)
+    low = s2s.pmin(np.sum(x * x), "r")
+    mean = s2s.pmean(np.cos(x), "r")
+    return (np.sum(total * x) + np.sum(gathered[0]) * s2s.pmax(np.sum(x), "r") + np.sum(shifted * x)
+            + low * np.sum(mean))
 
 
 def whole_loss(xs):
     # the sum over devices of each device's loss, written without pmap
+    n = xs.shape[0]
     total = np.sum(np.sin(xs), axis=0)
+    low = np.min(np.sum(xs * xs, axis=(1, 2)))
+    mean = np.mean(np.cos(xs), axis=0)
     out = 0.0
-    for k in range(xs.shape[0]):
+    for k in range(n):
         out = out + np.sum(total * xs[k]) + np.sum(xs[0] * xs[0]) * np.max(np.sum(xs, axis=(1, 2)))
+        out = out + np.sum(xs[(k - 1) % n] * xs[k]) + low * np.sum(mean)
+    return out
+
+
+def swap_loss(x):
+    y = s2s.all_to_all(x, "r", 0, 1)
+    return np.sum(np.sin(y) * y)
+
+
+def whole_swap_loss(ys):
+    n = ys.shape[0]
+    out = 0.0
+    for k in range(n):
+        mine = np.stack([ys[j, k] for j in range(n)], axis=1)
+        out = out + np.sum(np.sin(mine) * mine)
     return out
 
 
@@ -79,6 +101,9 @@ def case_grad():
     close(g, numeric_grad(whole_loss, (X,), 0)[RANK], "pmap(grad)", tol=1e-6)
     gj = s2s.pmap(s2s.jit(s2s.grad(device_loss)), axis_name="r", backend="mpi")(MINE)[0]
     close(gj, g, "pmap(jit(grad))")
+    y = RNG.standard_normal((SIZE, SIZE, 2))
+    gs = s2s.pmap(s2s.grad(swap_loss), axis_name="r", backend="mpi")(y[RANK][None])[0]
+    close(gs, numeric_grad(whole_swap_loss, (y,), 0)[RANK], "pmap(grad) through all_to_all", tol=1e-6)
 
 
 PM = s2s.pmap(lambda v: s2s.psum(np.tanh(v), "r") * v, axis_name="r", backend="mpi")
