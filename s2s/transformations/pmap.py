@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -227,8 +228,11 @@ class Pmapped(TransformObject):
             return
         fun = self.fun.fun if isinstance(self.fun, Jitted) else self.fun
         params = list(inspect.signature(source_function(fun)).parameters)
-        _OP_NAMES[0] += 1
-        rule = f"pmapped_{_OP_NAMES[0]}"
+        # (named after the function, so generated code reads `pmapped_loss(w, x)`; a number only
+        # where two pmaps of one name meet in this process)
+        base = "pmapped_" + (re.sub(r"\W", "", getattr(fun, "__name__", "")) or "fn")
+        _OP_NAMES[base] = _OP_NAMES.get(base, 0) + 1
+        rule = base if _OP_NAMES[base] == 1 else f"{base}_{_OP_NAMES[base]}"
         xs = [f"x{i}" for i in range(len(params))]
         diff = [i for i in range(len(xs)) if i not in self.static]
         args = ", ".join(xs)
@@ -321,7 +325,7 @@ class Pmapped(TransformObject):
         return self._jvp(*primals, *(tangents[i] for i in diff))
 
 
-_OP_NAMES = [0]
+_OP_NAMES: dict[str, int] = {}
 
 
 def pmap(fun: Callable | None = None, axis_name: Any = None, in_axes=0, out_axes=0,
