@@ -55,6 +55,7 @@ def test_collectives_and_gradients_on_two_ranks():
 
 
 @needs_mpi
+@pytest.mark.slow     # (4 ranks on 2 cores, ~30 s; the 2-rank test runs the same collectives in CI)
 def test_collectives_on_four_ranks():
     proc = launch(4, os.path.join(HERE, "mpi_programs.py"), "collectives", "all_to_all")
     _ok(proc, 4, ["collectives", "all_to_all"])
