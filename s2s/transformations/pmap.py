@@ -124,8 +124,10 @@ class Pmapped(TransformObject):
         avail = self._device_list()
         if n > len(avail):
             where = "this MPI rank drives" if self.backend == "mpi" else "there are"
+            first = next(iter(sizes))
             raise ArgumentError(
-                f"pmap: the mapped axis has {n} shards but {where} {len(avail)} {self.backend} device"
+                f"pmap: argument {first} has {n} shards along axis {axes[first]} (the mapped axis), but {where} "
+                f"{len(avail)} {self.backend} device"
                 f"{'s' if len(avail) != 1 else ''}"
                 + (" (each rank passes its local shard: a leading axis of 1)" if self.backend == "mpi" else
                    " (S2S_CPU_DEVICES sets the number of cpu devices)" if self.backend == "cpu" else ""))
