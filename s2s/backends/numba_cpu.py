@@ -549,6 +549,14 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
         return numba.njit(**options(fn))(fn)
 
 
+def _quiet_object_mode_notes() -> None:
+    """Numba notes, when it compiles (lazily, on the first call), that an object-mode block inside a
+    nogil function takes the GIL: s2s puts side effects and collectives there on purpose."""
+    import numba
+    warnings.filterwarnings("ignore", message=".*object mode won't allow parallel execution",
+                            category=numba.NumbaWarning)
+
+
 def _quiet_contiguity_warnings() -> None:
     """Numba notes that `@` on non-contiguous views is slower; generated code makes such views
     (transposes, slices) on purpose, so the note is noise for s2s users."""
@@ -558,6 +566,7 @@ def _quiet_contiguity_warnings() -> None:
 
 
 _quiet_contiguity_warnings()
+_quiet_object_mode_notes()
 memory.keep_freed_memory()
 
 
