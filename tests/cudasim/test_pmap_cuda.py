@@ -156,3 +156,75 @@ def failing_host(x):
 def test_failing_host_code_raises_its_error():
     with pytest.raises(ValueError, match="gpu boom"):
         s2s.pmap(failing_host, axis_name="g", backend="cuda")(X)
+
+
+# Every collective on the cuda backend: its value against NumPy, its gradient (pmap(grad)) against
+# finite differences of the same maths on one device, and both against the cpu backend.
+def every_psum(x):
+    return np.sum(np.sin(s2s.psum(x, "g")) * x)
+
+
+def every_pmean(x):
+    return np.sum(s2s.pmean(x * x, "g") * x)
+
+
+def every_pmax(x):
+    return np.sum(s2s.pmax(x, "g") * np.cos(x))
+
+
+def every_pmin(x):
+    return np.sum(s2s.pmin(x, "g") * np.cos(x))
+
+
+def every_all_gather(x):
+    return np.sum(s2s.all_gather(x, "g")[0] * x)
+
+
+def every_all_gather_tiled(x):
+    return np.sum(s2s.all_gather(x, "g", axis=0, tiled=True) * x)
+
+
+def every_ppermute(x):
+    return np.sum(s2s.ppermute(x, "g", [(0, 0)]) * np.sin(x))
+
+
+def every_all_to_all(x):
+    y = np.reshape(x, (1, -1))
+    return np.sum(s2s.all_to_all(y, "g", 0, 0) * y)
+
+
+def every_pswapaxes(x):
+    y = np.reshape(x, (1, -1))
+    return np.sum(s2s.pswapaxes(y, "g", 0) ** 2)
+
+
+def every_axis_index(x):
+    return np.sum(x * (s2s.axis_index("g") + s2s.axis_size("g")))
+
+
+def one_device(Z, fn_name):
+    """The same maths written without pmap, for one device (every collective is the identity there,
+    all_gather adds an axis of one)."""
+    x = Z[0]
+    return {
+        "every_psum": lambda: np.sum(np.sin(x) * x), "every_pmean": lambda: np.sum(x * x * x),
+        "every_pmax": lambda: np.sum(x * np.cos(x)), "every_pmin": lambda: np.sum(x * np.cos(x)),
+        "every_all_gather": lambda: np.sum(x * x), "every_all_gather_tiled": lambda: np.sum(x * x),
+        "every_ppermute": lambda: np.sum(x * np.sin(x)), "every_all_to_all": lambda: np.sum(x * x),
+        "every_pswapaxes": lambda: np.sum(x * x), "every_axis_index": lambda: np.sum(x),
+    }[fn_name]()
+
+
+EVERY = [every_psum, every_pmean, every_pmax, every_pmin, every_all_gather, every_all_gather_tiled,
+         every_ppermute, every_all_to_all, every_pswapaxes, every_axis_index]
+
+
+@pytest.mark.parametrize("fn", EVERY, ids=[f.__name__ for f in EVERY])
+def test_every_collective_value_and_gradient_on_cuda(fn):
+    Y = np.linspace(-1.0, 1.3, 6).reshape(1, 6)
+    value = s2s.pmap(fn, axis_name="g", backend="cuda")(Y)
+    np.testing.assert_allclose(value[0], one_device(Y, fn.__name__), rtol=1e-12)
+    got = s2s.pmap(s2s.grad(fn), axis_name="g", backend="cuda")(Y)
+    assert_close(got, numeric_grad(lambda Z: one_device(Z, fn.__name__), (Y,), 0))
+    cpu = s2s.pmap(s2s.grad(fn), axis_name="g", backend="cpu")(Y)
+    np.testing.assert_allclose(got, cpu, rtol=1e-12)
