@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import pytree
 from .errors import CollectiveError
 from .runtime_devices import Binding, bound
 
@@ -56,10 +57,8 @@ def _values(x, axis_name, op: str) -> tuple[list, Binding]:
 def _reduce(x, axis_name, how: str, op: str):
     b = bound(axis_name, op)
     group = b.group
-    if isinstance(x, (tuple, list)):
-        return type(x)(_reduce(v, axis_name, how, op) for v in x)
-    if isinstance(x, dict):
-        return {k: _reduce(v, axis_name, how, op) for k, v in x.items()}
+    if not pytree.is_leaf(pytree.tree_flatten(x)[1]):       # (a tuple/list/dict of arrays: leaf by leaf)
+        return pytree.tree_map(lambda v: _reduce(v, axis_name, how, op), x)
     if how == "sum" and np.asarray(x).dtype == np.bool_:
         x = np.asarray(x, dtype=np.int64)        # (a sum of flags counts them, as JAX's psum does)
     if hasattr(group, "allreduce"):
@@ -80,13 +79,8 @@ def psum(x, axis_name):
 @_on_device
 def pmean(x, axis_name):
     """The mean of x over the devices of axis `axis_name`."""
-    total = psum(x, axis_name)
     n = axis_size(axis_name)
-    if isinstance(total, (tuple, list)):
-        return type(total)(t / n for t in total)
-    if isinstance(total, dict):
-        return {k: t / n for k, t in total.items()}
-    return total / n
+    return pytree.tree_map(lambda t: t / n, psum(x, axis_name))
 
 
 @_on_device

@@ -151,7 +151,7 @@ class Pmapped(TransformObject):
         fn = self._flat_fns.get(treedefs)
         if fn is None:
             inner = self.per_device.fun
-            fn = Jitted(flat_wrapper(inner if not isinstance(inner, TransformObject) else inner, treedefs),
+            fn = Jitted(flat_wrapper(inner, treedefs),
                         self.per_device.target, self.per_device.cache, self.per_device.fallback)
             fn.locate_errors = False
             self._flat_fns[treedefs] = fn
