@@ -1,7 +1,7 @@
 """The `s2s` command line.
 
     s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad|jvp|vmap|jit|pmap] [--argnums 0,1] [--has-aux]
-                                  [--in-axes 0,None] [--out-axes 0]
+                                  [--in-axes 0,None] [--out-axes 0] [--of grad] [--arg-types 'f8[:],f8']
     s2s --version
 
 `show` imports the file as a module (with the file's directory first on
@@ -11,8 +11,10 @@ module (the text of `s2s.show`).
 
 Exit codes: 0 success; 1 the transform refused the function (an
 `s2s.S2SError`, printed with the user's file:line, source line and hint);
-2 usage errors (missing file or function, bad transform or argnums, a file
-that fails to import).  Neither error case prints a Python traceback.
+2 usage errors (missing file or function, a target that is not a function,
+bad transform or argnums, an option the chosen transform does not take,
+--arg-types that do not match the function's parameters, a file that fails
+to import).  Neither error case prints a Python traceback.
 """
 from __future__ import annotations
 
@@ -70,9 +72,9 @@ def _build_parser() -> _Parser:
                       help="a Python file and a function defined in it")
     show.add_argument("--transform", "-t", default="grad", choices=TRANSFORMS,
                       help="which transform to show (default: grad)")
-    show.add_argument("--argnums", "-a", default="0", type=_parse_argnums,
-                      help="positional argument(s) to differentiate: 1, or 0,1 for a tuple "
-                           "(default: 0; vjp always takes every argument)")
+    show.add_argument("--argnums", "-a", default=None, type=_parse_argnums,
+                      help="grad, value_and_grad (and jit --of): positional argument(s) to differentiate: "
+                           "1, or 0,1 for a tuple (default: 0; vjp and jvp take every argument)")
     show.add_argument("--has-aux", action="store_true",
                       help="the function returns (value, aux)")
     show.add_argument("--of", choices=("grad", "value_and_grad"), default=None,
@@ -80,9 +82,9 @@ def _build_parser() -> _Parser:
     show.add_argument("--arg-types", default=None, type=_parse_arg_types,
                       help="with --transform jit: show the code specialized on these argument types, "
                            "e.g. 'f8[:],f8' (f8/f4/i8/i4/b1 or float/int/bool, [:] per dimension)")
-    show.add_argument("--in-axes", default="0", type=_parse_axes,
+    show.add_argument("--in-axes", default=None, type=_parse_axes,
                       help="vmap: batch axis of each argument, e.g. 0,None (default: 0 for all)")
-    show.add_argument("--out-axes", default="0", type=_parse_axes,
+    show.add_argument("--out-axes", default=None, type=_parse_axes,
                       help="vmap: batch axis of the result (default: 0)")
     return parser
 
@@ -175,7 +177,72 @@ def load_function(path: str, func: str) -> Callable:
     if not callable(fn):
         raise UsageError(f"s2s show: error: {path}:{func} is not a function "
                          f"(it is {type(fn).__name__!r})")
+    if isinstance(fn, type):
+        raise UsageError(f"s2s show: error: {path}:{func} is a class, not a function "
+                         f"(name a function defined in the file)")
+    if not _transformable(fn):
+        raise UsageError(f"s2s show: error: {path}:{func} is not a function (it is a callable "
+                         f"{type(fn).__name__!r} object); name a function defined in the file, "
+                         f"e.g. one that calls it: def g(x): return {func}(x)")
     return fn
+
+
+def _transformable(fn) -> bool:
+    """A Python function or method, a transformation s2s made, or an op with an s2s rule."""
+    from .rules.table import lookup
+    if inspect.isfunction(inspect.unwrap(fn)) or inspect.ismethod(fn) or getattr(fn, "wrapper_kind", None):
+        return True
+    try:
+        return lookup(fn) is not None
+    except TypeError:                     # (an unhashable object)
+        return False
+
+
+def _arity(fn: Callable) -> tuple[int, int | None] | None:
+    """(required, most) positional arguments of the function s2s reads for `fn` (most None: *args)."""
+    from .errors import S2SError
+    from .transformations.sources import source_function
+    try:
+        params = list(inspect.signature(source_function(fn)).parameters.values())
+    except (S2SError, TypeError, ValueError):
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = sum(1 for p in positional if p.default is p.empty)
+    most = None if any(p.kind is p.VAR_POSITIONAL for p in params) else len(positional)
+    return required, most
+
+
+def _check_options(args: argparse.Namespace, fn: Callable, func: str) -> None:
+    """Refuse options the chosen transform would silently ignore, and argument types that do not
+    match the function (UsageError)."""
+    t = args.transform
+    if args.of is not None and t != "jit":
+        raise UsageError(f"s2s show: error: --of works with --transform jit only (got --transform {t})")
+    if args.arg_types is not None and t != "jit":
+        raise UsageError(f"s2s show: error: --arg-types works with --transform jit only (got --transform {t})")
+    for option, value in (("--in-axes", args.in_axes), ("--out-axes", args.out_axes)):
+        if value is not None and t != "vmap":
+            raise UsageError(f"s2s show: error: {option} works with --transform vmap only (got --transform {t})")
+    takes_argnums = t in ("grad", "value_and_grad") or (t == "jit" and args.of is not None)
+    if args.argnums is not None and not takes_argnums:
+        every = " (it takes every argument)" if t in ("vjp", "jvp") else ""
+        raise UsageError(f"s2s show: error: --argnums works with --transform grad, value_and_grad and "
+                         f"jit --of ..., not with --transform {t}{every}")
+    if args.has_aux and t not in ("grad", "value_and_grad", "vjp", "jvp", "jit"):
+        raise UsageError(f"s2s show: error: --has-aux works with grad, value_and_grad, vjp, jvp and "
+                         f"jit --of ..., not with --transform {t}")
+    if args.has_aux and t == "jit" and args.of is None:
+        raise UsageError("s2s show: error: --has-aux with --transform jit needs --of grad or --of value_and_grad")
+    arity = _arity(fn) if args.arg_types is not None else None
+    if arity is not None:
+        required, most = arity
+        given = len(args.arg_types)
+        if given < required or (most is not None and given > most):
+            takes = f"{required}" if most == required else (f"at least {required}" if most is None
+                                                             else f"{required} to {most}")
+            noun = "argument" if (most if most is not None else required) == 1 else "arguments"
+            raise UsageError(f"s2s show: error: {func} takes {takes} {noun} and {given} "
+                             f"{'type was' if given == 1 else 'types were'} given in --arg-types")
 
 
 def _origin(fn: Callable, path: str) -> str:
@@ -214,10 +281,17 @@ def show(args: argparse.Namespace) -> int:
 
     path, func = _split_target(args.target)
     fn = load_function(path, func)
+    _check_options(args, fn, func)
+    args.argnums = 0 if args.argnums is None else args.argnums
+    args.in_axes = 0 if args.in_axes is None else args.in_axes
+    args.out_axes = 0 if args.out_axes is None else args.out_axes
     try:
         if args.transform == "jit" and args.of:
-            inner = {"grad": s2s.grad, "value_and_grad": s2s.value_and_grad}[args.of](fn, argnums=args.argnums)
+            inner = {"grad": s2s.grad, "value_and_grad": s2s.value_and_grad}[args.of](
+                fn, argnums=args.argnums, has_aux=args.has_aux)
             text = s2s.show(inner, transform="jit", example_args=args.arg_types)
+        elif args.transform == "jit":
+            text = s2s.show(fn, transform="jit", example_args=args.arg_types)
         else:
             text = s2s.show(fn, transform=args.transform, argnums=args.argnums, has_aux=args.has_aux,
                             in_axes=args.in_axes, out_axes=args.out_axes)
