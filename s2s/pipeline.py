@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import linecache
 import os
 import threading
 import weakref
@@ -81,6 +82,7 @@ def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out:
         hit = _CACHE.get(key)
     if hit is not None and not changed(hit.reads):
         return hit
+    _refuse_replaced_library(src_fn)
     # (a name it read was rebound since: generate again, from the source, not the disk cache)
     gen = _load_from_disk(src_fn, key) if hit is None else None
     if gen is None:
@@ -92,6 +94,29 @@ def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out:
     remember(gen)
     _release_with(src_fn, gen)
     return gen
+
+
+def _refuse_replaced_library(src_fn: Callable) -> None:
+    """A NumPy/math function rebound by the user (`np.sin = np.cos`): generated code, rule templates
+    and the runtime helpers call those functions by name, so they would compute with the replacement
+    while the user's call is differentiated as the op it named: refused (rules/registry.py)."""
+    from .rules.registry import replaced_spellings
+    replaced = replaced_spellings()
+    if not replaced:
+        return
+    code = getattr(src_fn, "__code__", None)
+    spelling, now, op = replaced[0]
+    others = f" (and {', '.join(s for s, _, _ in replaced[1:])})" if len(replaced) > 1 else ""
+    what = getattr(now, "__qualname__", None) or getattr(now, "__name__", None) or type(now).__name__
+    raise TransformError(
+        f"`{spelling}` is not {getattr(op, '__name__', spelling)} any more: it was set to `{what}`{others}. s2s's "
+        f"derivative rules and helpers call NumPy by name, so the derivative of "
+        f"`{getattr(src_fn, '__qualname__', src_fn)}` would be computed with the replacement",
+        filename=getattr(code, "co_filename", None), lineno=getattr(code, "co_firstlineno", None),
+        source_line=linecache.getline(code.co_filename, code.co_firstlineno).rstrip() if code is not None else None,
+        hint=f"restore `{spelling}` (keep the original: `orig = {spelling}` ... `{spelling} = orig`) and call the "
+             "function you mean by its own name, or define your replacement as a Python function of your own "
+             f"(def my_op(x): ...) and call that instead of `{spelling}`")
 
 
 @contextlib.contextmanager

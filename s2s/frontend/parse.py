@@ -20,6 +20,7 @@ import gast
 
 from ..errors import TransformError, UnsupportedSyntaxError
 from .nodes import iter_nodes
+from .live_source import check_live_source
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +117,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
             f"cannot read the source of {fn.__qualname__}: {exc}",
             filename=filename, lineno=firstlineno,
             hint="define the function in a .py file (not an interactive prompt or exec string)") from None
+    check_live_source(fn, code, info.qualname)      # (the file may no longer hold the code Python runs)
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
         node = _lambda_as_def(source, info, start, code)

@@ -216,3 +216,42 @@ def user_rules_fingerprint() -> str:
             h.update(code_fingerprint(definition.__code__).encode())
     _USER_FINGERPRINT = (_CHANGES, h.hexdigest()[:16])
     return _USER_FINGERPRINT[1]
+
+
+# Generated code, rule templates and s2s's helpers call NumPy and math by name (`np.sin`): a name
+# rebound since (`np.sin = np.cos`, a logging wrapper) would make them compute with the replacement
+# while the user's call was differentiated as the op it resolved to.  (name, module, attributes, op)
+# of each of s2s's own rules spelled through a module, taken from the first check on.
+_SPELLINGS: list | None = None
+
+
+def replaced_spellings() -> list[tuple[str, Any, Any]]:
+    """(spelling, what it names now, the op s2s's rules mean by it) for each NumPy/math function
+    of the rule table that no longer names its op: the module attribute was rebound."""
+    global _SPELLINGS
+    import math
+    import numpy as np
+    roots = {"np": np, "math": math}
+    if _SPELLINGS is None:
+        spellings = []
+        for rule in list(RULES.values()):
+            parts = rule.name.split(".")
+            if parts[0] in roots and len(parts) > 1 and builtin_rule(rule) and type(rule.fn) is not _MethodType \
+                    and (_resolve(roots[parts[0]], parts[1:]) is rule.fn
+                         or getattr(rule.fn, "__name__", None) == parts[-1]):   # (rebound before this)
+                spellings.append((rule.name, roots[parts[0]], tuple(parts[1:]), rule.fn))
+        _SPELLINGS = spellings
+    out = []
+    for spelling, root, attrs, fn in _SPELLINGS:
+        obj = root
+        for a in attrs:
+            obj = getattr(obj, a, None)
+        if obj is not fn:
+            out.append((spelling, obj, fn))
+    return out
+
+
+def _resolve(obj: Any, attrs) -> Any:
+    for a in attrs:
+        obj = getattr(obj, a, None)
+    return obj

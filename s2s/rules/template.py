@@ -19,6 +19,7 @@ import textwrap
 from typing import Any, Callable
 
 import gast
+from ..frontend.live_source import check_live_source
 from ..frontend.nodes import clone, iter_nodes
 
 
@@ -82,6 +83,8 @@ class Template:
     def body(self) -> list:
         if self._body is None:
             src = textwrap.dedent(inspect.getsource(self.fn))
+            # (a rule module edited on disk since it was imported: not the template Python holds)
+            check_live_source(self.fn, self.fn.__code__, self.fn.__qualname__)
             fdef = gast.parse(src).body[0]
             body = fdef.body
             if body and isinstance(body[0], gast.Expr) and isinstance(getattr(body[0], "value", None), gast.Constant) \
