@@ -173,7 +173,7 @@ def _load_from_disk(src_fn, key) -> Generated | None:
     if dkey is None:
         return None
     opts = dict(key[6])
-    entry = diskcache.load(dkey, base_namespace())
+    entry = diskcache.load(dkey, base_namespace(), src_fn)
     if entry is None:
         return None
     source, path, fname, namespace, origin = entry
@@ -358,5 +358,5 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
             base = numba_cpu.compiled_namespace(base)
         stored = nf.namespace if "example_fn" not in nf.namespace else {**nf.namespace, "example_fn": src_fn}
         diskcache.store(dkey, path, name, stored, base, nf.deps + [src_fn.__code__.co_filename], origin,
-                        getattr(src_fn, "__module__", None))
+                        src_fn=src_fn)
     return Generated(fn, text, path, origin)
