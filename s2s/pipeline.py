@@ -336,7 +336,9 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
     else:
         desc = f"{transform}(argnums={argnums if tuple_out else argnums[0]}{', has_aux=True' if has_aux else ''}) of {origin}"
     if backend == "numba":
-        desc += f" [numba {opts.get('target', 'cpu')}]"
+        # (the error model in the text: the file, and the machine code Numba caches beside it, is not
+        # shared with code compiled with another one)
+        desc += f" [numba {opts.get('target', 'cpu')}, error_model={opts.get('error_model', 'numpy')}]"
     if example is not None:
         # (Numba's disk cache of this file refers to the compiled example function by its module:
         # a fused and an unfused primal make two files)

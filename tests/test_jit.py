@@ -468,7 +468,7 @@ def test_fused_loop_in_compiled_source():
 
 def test_show_jit_prints_the_compiled_source():
     text = s2s.show(s2s.grad(J.fusable), transform="jit")
-    assert "[numba cpu]" in text and "def fusable_grad(" in text
+    assert "[numba cpu, error_model=numpy]" in text and "def fusable_grad(" in text
 
 
 def test_fused_code_with_a_zero_dim_array_input_takes_the_unfused_path():

@@ -17,7 +17,8 @@ Runtime helpers keep their names: their Numba implementations are the
 overloads in `numba_lower/` (and numba_numpy/'s family modules).
 `compile_function` hands the function, defined in its generated file, to
 `numba.njit` (nopython only; `cache=True` keeps the machine code next to the
-file, so a second process does not recompile).
+file, so a second process does not recompile; error_model='numpy': a division by zero gives
+NumPy's inf/nan, as the generated Python does, not ZeroDivisionError).
 """
 from __future__ import annotations
 
@@ -78,10 +79,10 @@ def _jitted_helper(value):
             if _jittable(v):
                 fn = pytypes.FunctionType(v.__code__, glb, v.__name__, v.__defaults__, v.__closure__)
                 fn.__module__ = v.__module__
-                glb[k] = numba.njit(fn)
+                glb[k] = numba.njit(fn, error_model=lowering.ERROR_MODEL)
                 _JITTED[id(v)] = glb[k]
     if id(value) not in _JITTED:
-        _JITTED[id(value)] = numba.njit(value)
+        _JITTED[id(value)] = numba.njit(value, error_model=lowering.ERROR_MODEL)
     return _JITTED[id(value)]
 
 
@@ -537,9 +538,10 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
         # arrays of one size ("Sizes of dt1, w do not match")
         def options(f):
             # nogil: pmap runs compiled per-device code on threads at once (collectives take the
-            # GIL in object mode for their exchange only)
+            # GIL in object mode for their exchange only); error_model: NumPy's inf/nan for a
+            # division by zero, not ZeroDivisionError (numba_lower/common.py)
             return dict(cache=cache, parallel=(target == "parallel" and "prange" in f.__code__.co_names),
-                        boundscheck=True, nogil=True)
+                        boundscheck=True, nogil=True, error_model=lowering.ERROR_MODEL)
         # the fused regions outlined above the function, compiled as it is
         glb = getattr(fn, "__globals__", {})
         for key, value in list(glb.items()):

@@ -107,7 +107,7 @@ def _expm1_reduced(r):
     return r + r * r * p
 
 
-@numba.njit(cache=True, fastmath=_CONTRACT)
+@numba.njit(cache=True, error_model="numpy", fastmath=_CONTRACT)
 def exp_f64(x):
     x = max(min(x, _EXP_MAX), _EXP_MIN)            # (Numba's min/max keep nan)
     t = x * _LOG2E + _ROUND_MAGIC
@@ -119,7 +119,7 @@ def exp_f64(x):
     return p * _from_bits((k1 + 1023) << 52) * _from_bits((ki - k1 + 1023) << 52)
 
 
-@numba.njit(cache=True, fastmath=_CONTRACT)
+@numba.njit(cache=True, error_model="numpy", fastmath=_CONTRACT)
 def tanh_f64(x):
     a = min(abs(x), _TANH_SATURATE)
     y = 2.0 * a
@@ -181,7 +181,7 @@ def _quadrant(sin_r, cos_r, n):
     return _from_bits(bits ^ ((n & 2) << 62))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def sin_f64(x):
     """sin(x) for |x| <= TRIG_MAX (and nan); callers send larger |x| to np.sin."""
     sin_r, cos_r, n = _sin_cos_reduced(x)
@@ -190,7 +190,7 @@ def sin_f64(x):
     return _from_bits(_bits(out) | (_bits(x) & zero & _SIGN_BIT))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def cos_f64(x):
     """cos(x) = sin(x + pi/2) for |x| <= TRIG_MAX (and nan)."""
     sin_r, cos_r, n = _sin_cos_reduced(x)
@@ -218,7 +218,7 @@ def _flat_out(x):
     return out, src.reshape(src.size), out.reshape(out.size)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def exp_array(x):
     out, flat_in, flat_out = _flat_out(x)
     for i in range(flat_in.size):
@@ -226,7 +226,7 @@ def exp_array(x):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def tanh_array(x):
     out, flat_in, flat_out = _flat_out(x)
     for i in range(flat_in.size):
@@ -234,7 +234,7 @@ def tanh_array(x):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def sin_array(x):
     out, flat_in, flat_out = _flat_out(x)
     uncovered = 0
@@ -248,7 +248,7 @@ def sin_array(x):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def cos_array(x):
     out, flat_in, flat_out = _flat_out(x)
     uncovered = 0

@@ -57,8 +57,9 @@ class Jitted(TransformObject):
         self._as_scalars.clear()
 
     def _options(self, fuse: bool = True) -> tuple:
+        from ..backends.numba_lower.common import ERROR_MODEL     # (keys the caches: code compiled with
         return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
-                ("fuse", fuse))
+                ("fuse", fuse), ("error_model", ERROR_MODEL))      # another error model is not reused)
 
     def generated_for(self, nargs: int, fuse: bool = True, facts: tuple | None = None) -> Generated:
         """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the

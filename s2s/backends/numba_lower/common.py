@@ -35,7 +35,12 @@ _overload = overload
 # Helpers index with the user's indices (add_at(dx, i, g) is the adjoint of x[i]): out of range
 # must raise IndexError, as the generated Python does, never write past an array.  (The jit flag
 # does not reach overloads: each is compiled with its own options.)
-CHECKED = {"boundscheck": True}
+# Division by zero gives NumPy's answer (inf, nan; 0 for integer // and %), never Python's
+# ZeroDivisionError: every function s2s compiles uses Numba's error_model='numpy' (generated code
+# and its fused loops in numba_cpu.compile_function, the helpers, these overloads, the cached
+# kernels; Numba's CUDA target has it by default).  Part of jit's cache key (transformations/jit.py).
+ERROR_MODEL = "numpy"
+CHECKED = {"boundscheck": True, "error_model": ERROR_MODEL}
 
 
 def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation

@@ -18,7 +18,7 @@ from .common import _is_array, _is_none, overload
 
 
 # ----- shape bookkeeping: flat index maps ------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _reduced_flat_index(flat, full_shape, kshape):
     """Flat index into a reduction's result (laid out with kept size-1 axes `kshape`)
     for flat index `flat` of the full array."""
@@ -34,7 +34,7 @@ def _reduced_flat_index(flat, full_shape, kshape):
     return j
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _kept_shape(shape, red):
     out = shape
     for d in range(len(shape)):

@@ -359,7 +359,7 @@ def _add_at_value(a, index, v):
     return impl
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _repeats(idx):
     """Whether an integer index array names one position twice (then `+=` would not accumulate)."""
     s = np.sort(idx.ravel())

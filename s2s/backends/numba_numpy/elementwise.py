@@ -20,7 +20,7 @@ from .reductions import _float_like
 from .special import _ufunc     # (lazy numba.vectorize of a scalar kernel)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _heaviside(x1, x2):
     if x1 != x1:
         return x1

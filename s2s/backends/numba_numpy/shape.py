@@ -181,7 +181,7 @@ def _tile(A, reps):
     return _make(src)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _repeat_counts(repeats, n):
     r = np.asarray(repeats).ravel()
     if r.size == 1:

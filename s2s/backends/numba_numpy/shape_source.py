@@ -62,7 +62,7 @@ def _omitted_none(t) -> bool:
     return _is_none(t)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _check_dims(shape, ref, ax):
     """shape equals ref except along ax (NumPy's concatenate check)."""
     for d in range(len(ref)):
@@ -183,7 +183,7 @@ def _tup(items) -> str:
 
 
 # ===== kernels generated sources call by name (_make binds them): pad's and take's index maps, split's bounds
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _pad_map(n, before, after, mode):
     """Source position along one axis of each position of the padded axis (-1: the constant)."""
     if before < 0 or after < 0:
@@ -211,7 +211,7 @@ def _pad_map(n, before, after, mode):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _fix_index(i, n, mode):
     if mode == 0:
         if i < -n or i >= n:
@@ -224,7 +224,7 @@ def _fix_index(i, n, mode):
     return min(max(i, 0), n - 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _split_bounds_int(n, k):
     if k <= 0:
         raise ValueError("number sections must be larger than 0.")
@@ -236,7 +236,7 @@ def _split_bounds_int(n, k):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _split_bounds_seq(n, idx):
     out = np.empty(len(idx) + 2, dtype=np.int64)
     out[0] = 0

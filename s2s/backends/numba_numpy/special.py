@@ -43,12 +43,12 @@ def standin(original, **overload_options):
 # Scalar kernels (float64)
 # =============================================================================
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _expit(x):
     return 1.0 / (1.0 + math.exp(-x))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _logit(x):
     if x < 0.3 or x > 0.65:
         return math.log(np.divide(x, 1.0 - x))
@@ -56,17 +56,17 @@ def _logit(x):
     return math.log1p(s) - math.log1p(-s)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _erf(x):
     return math.erf(x)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _erfc(x):
     return math.erfc(x)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _gammaln(x):
     if not math.isfinite(x):
         return x              # cephes lgam: inf, -inf and nan as they are
@@ -92,7 +92,7 @@ _ZETA_A = np.array([12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803
                     1.8152105401943546773e17, -7.1661652561756670113e18])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _polevl(x, coef, n):
     ans = coef[0]
     for i in range(1, n + 1):
@@ -100,7 +100,7 @@ def _polevl(x, coef, n):
     return ans
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _hurwitz_zeta(x, q):
     """cephes zeta(x, q): the Hurwitz zeta function sum_k (k + q) ** -x."""
     if x == 1.0:
@@ -145,7 +145,7 @@ def _hurwitz_zeta(x, q):
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _psi(x):
     """xsf cephes psi."""
     y = 0.0
@@ -190,7 +190,7 @@ def _psi(x):
     return y + (math.log(x) - (0.5 / x) - yy)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _digamma(x):
     """xsf digamma: psi, with the series about the negative root near it."""
     if abs(x - _NEGROOT) < 0.3:
@@ -207,7 +207,7 @@ def _digamma(x):
     return _psi(x)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _polygamma(n, x):
     """scipy.special.polygamma: psi(x) for n == 0, else (-1)**(n+1) n! zeta(n+1, x)."""
     if n == 0:
@@ -215,7 +215,7 @@ def _polygamma(n, x):
     return math.pow(-1.0, n + 1.0) * math.gamma(n + 1.0) * _hurwitz_zeta(n + 1.0, x)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _xlogy(x, y):
     if x == 0.0 and not (y != y):
         return 0.0
@@ -259,102 +259,102 @@ if _sp is not None:
     _c_erfcinv = _cython_kernel("erfcinv", _f8, _f8)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _gamma(x):
     return _c_gamma(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _rgamma(x):
     return _c_rgamma(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _gammasgn(x):
     return _c_gammasgn(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _beta(a, b):
     return _c_beta(a, b, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _betaln(a, b):
     return _c_betaln(a, b, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _betainc(a, b, x):
     return _c_betainc(a, b, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _gammainc(a, x):
     return _c_gammainc(a, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _gammaincc(a, x):
     return _c_gammaincc(a, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _jv(v, x):
     return _c_jv(v, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _yn(n, x):
     return _c_yn(n, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _iv(v, x):
     return _c_iv(v, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _ive(v, x):
     return _c_ive(v, x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _j0(x):
     return _c_j0(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _j1(x):
     return _c_j1(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _y0(x):
     return _c_y0(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _y1(x):
     return _c_y1(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _i0(x):
     return _c_i0(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _i1(x):
     return _c_i1(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _erfinv(x):
     return _c_erfinv(x, 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _erfcinv(x):
     return _c_erfcinv(x, 0)
 
@@ -407,7 +407,7 @@ def _zero_d_value_impl(a):
     return lambda a: float(a)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _multigammaln_check(a_min, d):
     if d < 1:
         raise ValueError("multigammaln in compiled code: d should be a positive integer (dimension)")
