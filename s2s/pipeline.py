@@ -319,8 +319,10 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
         fdef = numba_cpu.lower(fdef, nf.namespace, opts.get("target", "cpu"))
         from .backends.outline import outline
         # (every fused loop under target="parallel": only their functions get parallel=True)
-        outlined = outline(fdef, numba_cpu.namer_for(fdef, nf.namespace),
-                           1 if opts.get("target", "cpu") == "parallel" else None)
+        # (and their unfused branches apart: Numba's parallel array analysis does not broadcast)
+        parallel = opts.get("target", "cpu") == "parallel"
+        outlined = outline(fdef, numba_cpu.namer_for(fdef, nf.namespace), 1 if parallel else None,
+                           unfused_apart=parallel)
         outlined = list(getattr(fdef, "s2s_effect_functions", [])) + outlined     # (side effects, object mode)
         nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
     else:

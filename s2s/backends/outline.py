@@ -190,9 +190,11 @@ def _parameterize(stmts: list, params: list[str]) -> None:
                     setattr(n, field, gast.Name(named[id(child)], gast.Load(), None, None))
 
 
-def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None) -> list[gast.FunctionDef]:
+def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None,
+            unfused_apart: bool = False) -> list[gast.FunctionDef]:
     """Move the fused regions of `fdef` into functions (returned; `fdef` now calls them), when it
-    has at least `min_regions` (MIN_REGIONS) of them."""
+    has at least `min_regions` (MIN_REGIONS) of them.  `unfused_apart` (target="parallel"): each
+    region's unfused branch goes into a function of its own as well (see _unfused_apart)."""
     found: list = []
     _regions(fdef.body, found)
     if len(found) < (MIN_REGIONS if min_regions is None else min_regions):
@@ -239,6 +241,8 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
                 body=kbody + [gast.Return(ret)], decorator_list=[], returns=None, type_comment=None,
                 type_params=[])
             made.append(kdef)
+            if unfused_apart:
+                made += _unfused_apart(kdef, namer)
             kernels[key] = (kname, [names[v] for v in params], [names[v] for v in outputs])
         kname, cparams, couts = kernels[key]
         actual = {c: v for v, c in names.items()}
@@ -263,3 +267,55 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
     made.sort(key=lambda k: k.name)
     return made
 
+
+
+def _unfused_apart(kdef: gast.FunctionDef, namer: Namer) -> list[gast.FunctionDef]:
+    """Move the unfused branch of each region in `kdef` into a function of its own (returned).
+
+    Under target="parallel" the function holding a `prange` loop is compiled with parallel=True,
+    and Numba's array analysis then asserts that the operands of every array expression in it
+    have equal sizes: it does not broadcast a dimension of size 1 at run time ("Sizes of t1, y do
+    not match" for (1,) * (5,)).  The unfused branch is exactly what runs when the operands
+    broadcast, so it moves out, into a function without prange, compiled without parallel=True:
+
+        if n >= 0:                           # the prange loop, as before
+            ...
+        else:
+            t7 = unfused(x, y, coef)         # def unfused(x, y, coef): t1 = fast_sin(x); ...
+    """
+    made = []
+    local = {a.id for a in kdef.args.args} | \
+        {n.id for n in iter_nodes(kdef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    for k, s in enumerate(kdef.body):
+        if not (_is_region(s) and s.orelse):
+            continue
+        order = _Order()
+        surely = order.block(s.orelse)
+        read_after = {n.id for t in kdef.body[k + 1:] for n in iter_nodes(t) if isinstance(n, gast.Name)
+                      and not isinstance(n.ctx, gast.Store)}
+        outputs = sorted(v for v in order.stored if v in read_after)
+        if surely is _ALL or any(v not in surely for v in outputs):
+            continue                    # (a branch that leaves or writes an output on some paths: kept)
+        inputs = sorted(v for v, how in order.first.items() if how == "load" and v in local)
+        fname = namer.fresh("unfused")
+        ret = gast.Tuple([gast.Name(v, gast.Load(), None, None) for v in outputs], gast.Load()) \
+            if len(outputs) != 1 else gast.Name(outputs[0], gast.Load(), None, None)
+        made.append(gast.FunctionDef(
+            name=fname,
+            args=gast.arguments(args=[gast.Name(v, gast.Param(), None, None) for v in inputs], posonlyargs=[],
+                                vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            body=s.orelse + ([gast.Return(ret)] if outputs else []), decorator_list=[], returns=None,
+            type_comment=None, type_params=[]))
+        call = gast.Call(func=gast.Name(fname, gast.Load(), None, None),
+                         args=[gast.Name(v, gast.Load(), None, None) for v in inputs], keywords=[])
+        if not outputs:
+            new = gast.Expr(value=call)
+        else:
+            target = gast.Tuple([gast.Name(v, gast.Store(), None, None) for v in outputs], gast.Store()) \
+                if len(outputs) > 1 else gast.Name(outputs[0], gast.Store(), None, None)
+            new = gast.Assign(targets=[target], value=call, type_comment=None)
+        gast.copy_location(new, s.orelse[0])
+        if hasattr(s.orelse[0], "s2s_src"):
+            new.s2s_src = s.orelse[0].s2s_src
+        s.orelse = [new]
+    return made
