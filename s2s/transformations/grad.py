@@ -18,6 +18,7 @@ from ..errors import ArgumentError, NonDifferentiableError
 from ..frontend.reads import changed
 from ..pipeline import build, inline_options
 from .calls import bind_keywords, binds_by_position, check_argnums, check_differentiable, defaults_after, normalize_argnums
+from .results import owned
 from .sources import TransformObject, flat_wrapper, keyword_wrapper, source_function
 
 
@@ -114,7 +115,7 @@ class Transformed(TransformObject):
             args = bind_keywords(self, args, kwargs)
         args, low = precision.widen(args)      # float32 in, float32 out (computed in float64)
         try:
-            return precision.narrow(self._call(args), low)
+            return precision.narrow(owned(self._call(args), args), low)     # (writeable, not the arguments)
         except Exception as exc:
             note_user_line(exc)
             raise
@@ -187,12 +188,13 @@ def vjp_pair(fun: Callable, primals: tuple):
     src = source_function(fun)
     for i, p in enumerate(primals):
         check_differentiable(p, i, src)
-    out = fun(*primals)
+    out = owned(fun(*primals), primals)
 
     def vjp_fn(cotangent):
         if np.shape(cotangent) != np.shape(out):
             raise ArgumentError(f"vjp_fn expects a cotangent of shape {np.shape(out)}, got {np.shape(cotangent)}")
-        return precision.narrow(gen.fn(precision.widen((cotangent,))[0][0], *primals), low)
+        cotangent = precision.widen((cotangent,))[0][0]
+        return precision.narrow(owned(gen.fn(cotangent, *primals), (cotangent, primals)), low)
     vjp_fn.source = gen.source
     return precision.narrow(out, low), vjp_fn
 
@@ -223,5 +225,5 @@ def jvp_pair(fun: Callable, primals, tangents):
     if not nums:
         raise ArgumentError("jvp needs at least one float primal")
     gen = Transformed(fun, "jvp", tuple(nums)).generated()
-    return gen.fn(*primals, *defaults_after(src, len(primals)),
-                  *[np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i]) for i in nums])
+    tangents = [np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i]) for i in nums]
+    return owned(gen.fn(*primals, *defaults_after(src, len(primals)), *tangents), (primals, tangents))

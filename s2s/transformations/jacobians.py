@@ -19,6 +19,7 @@ from ..errors import ArgumentError, TransformError
 from .calls import (bind_keywords, check_argnums, defaults_after, normalize_argnums, positional_count,
                     positional_names, user_function)
 from .grad import Transformed
+from .results import owned
 from .sources import TransformObject, source_function
 from .vmap import Batched
 
@@ -51,7 +52,7 @@ class Jacobian(TransformObject):
         check_argnums(args, self.nums, user_function(self.fun))
         args, low = precision.widen(args)      # float32 in, float32 out (as grad)
         try:
-            return precision.narrow(self.source_for(len(args))(*args), low)
+            return precision.narrow(owned(self.source_for(len(args))(*args), args), low)
         except Exception as exc:
             note_user_line(exc)
             raise

@@ -19,6 +19,7 @@ from ..errors import ArgumentError, TransformError
 from ..pipeline import build
 from .calls import axes_per_argument
 from .grad import Transformed
+from .results import owned
 from .sources import TransformObject, flat_wrapper, source_function
 
 
@@ -57,7 +58,7 @@ class Batched(TransformObject):
             return self._call_keywords(args, kwargs)
         args, low = precision.widen(args)
         try:
-            return precision.narrow(self._call(args), low)
+            return precision.narrow(owned(self._call(args), args), low)     # (writeable, not the arguments)
         except Exception as exc:
             note_user_line(exc)
             raise
