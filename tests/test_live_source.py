@@ -180,6 +180,7 @@ def test_a_replaced_numpy_function_is_never_differentiated_as_another(fresh_cach
             "grad": (lambda: s2s.grad(_patched_loss)(X), fd),
             "jvp": (lambda: s2s.jvp(_patched_loss, (X,), (np.ones(3),))[1], np.sum(fd)),
             "jit(grad)": (lambda: s2s.jit(s2s.grad(_patched_loss))(X), fd),
+            "vmap": (lambda: s2s.vmap(_patched_loss)(xs), np.array([_patched_loss(x) for x in xs])),
             "vmap(grad)": (lambda: s2s.vmap(s2s.grad(_patched_loss))(xs),
                            np.stack([fd, numeric_grad(_patched_loss, (2 * X,), 0)])),
         }

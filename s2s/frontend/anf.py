@@ -231,6 +231,10 @@ class ExpressionANF:
                 raise self.error(UnsupportedSyntaxError, "s2s repeats a tuple or list only a number of times it "
                                  "knows when it reads the code", node, "use np.tile / np.repeat on an array")
             return _literal(list(seq.elts) * max(times, 0), (_container_kind(seq), None, None))
+        if isinstance(node.op, gast.MatMult):
+            product = self.sparse_product(left, right, node)     # (a scipy.sparse operand: foreign.py)
+            if product is not None:
+                return product
         return gast.BinOp(left, node.op, right)
 
     def expr_UnaryOp(self, node, out):

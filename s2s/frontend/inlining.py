@@ -171,6 +171,9 @@ class CallInlining:
 
     def call_object(self, obj, args: list, kws: dict, node, out: list, func=None) -> Any:
         """A call of the Python object `obj` with normalized arguments."""
+        product = self.sparse_method(obj, func, args, kws, node)      # `A.dot(x)`, A sparse (foreign.py)
+        if product is not None:
+            return product
         if any(obj is b for b in PURE_BUILTINS):
             known = self.folded_call(obj, args, kws)
             if known is not None:         # int("12"), len("abc") of constants: computed now

@@ -45,6 +45,7 @@ from .anf import ExpressionANF
 from .ast_build import Namer, assign, const, copy_loc, scope_locals
 from .containers import SplitContainers
 from .fence import fence
+from .foreign import ForeignValues
 from .functions import FunctionValues
 from .inlining import CallInlining
 from .effects import SideEffects
@@ -68,7 +69,7 @@ class NormalizedFunction:
 
 
 class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuilding, ExpressionANF, CallInlining,
-                 FunctionValues, SplitContainers, NameResolution):
+                 FunctionValues, SplitContainers, NameResolution, ForeignValues):
     """The state of one normalization (the namer, the generated module's globals, the split
     containers, the frame of the function being normalized) and its entry point, `run`; the
     methods of each concern come from the mixins."""
@@ -149,6 +150,7 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
             copy_loc(ret, body_src[-1])
             body.append(ret)
         self.materialize_functions(body)
+        self.check_sparse_uses(body)
         args = clone(fdef.args)
         args.kwonlyargs, args.kw_defaults = [], []     # (bound to their defaults in the body)
         for a in args.args:

@@ -113,6 +113,7 @@ class NameResolution:
         """Refer to a global value from generated code (binding it if needed)."""
         if isinstance(obj, bool) or obj is None:
             return const(obj)
+        self.refuse_foreign_array(preferred, obj, node)      # (np.matrix & co: foreign.py)
         if obj is np:
             return name("np")
         if isinstance(obj, types.ModuleType):

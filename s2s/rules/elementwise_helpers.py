@@ -1,8 +1,8 @@
 """Op helpers of the elementwise rules (rules/numpy_elementwise.py).
 
 The masks and shares of np.maximum / np.fmax / np.clip (tie_share, nan_max_share, clip_share:
-bookkeeping), the readable helpers sinc_derivative and safe_log, and abs_slope, the cotangent
-factor of |x| for a real or a complex x (ruled: abs_slope_tangent, abs_slope_vjp).
+bookkeeping; ties split evenly), the readable helpers sinc_derivative and safe_log, and abs_slope,
+the cotangent factor of |x| for a real or a complex x (ruled: abs_slope_tangent, abs_slope_vjp).
 
 Every public function here is called by name from generated code and is bookkeeping, readable or
 ruled (the three kinds: rules/__init__.py).
@@ -29,22 +29,26 @@ def _clip_bounds(a_min, a_max, min_, max_):
 
 
 def clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa: A002
-    """0/1 mask of the elements of np.clip(a, lo, hi) taken from a (which=0),
-    from the lower bound (which=1) or from the upper bound (which=2).
+    """The share of np.clip(a, lo, hi) owed to a (which=0), to the lower bound (which=1) or to the
+    upper bound (which=2).
 
-    np.clip computes minimum(maximum(a, lo), hi); these masks follow that order.
+    np.clip computes minimum(maximum(a, lo), hi), and the shares are those of that composition:
+    1 or 0 off the bounds; where a sits on a bound the tie splits evenly as np.maximum /
+    np.minimum split it (0.5 to a, 0.5 to the bound; 0.25, 0.25, 0.5 where a == lo == hi), JAX's
+    convention (docs/conventions.md).
     """
     lo, hi = _clip_bounds(a_min, a_max, min, max)
     a = np.asarray(a, dtype=float)
     m = a if lo is None else np.maximum(a, lo)
-    below_hi = np.ones(np.shape(m), dtype=bool) if hi is None else (m <= hi)
     if which == 2:
-        out = ~below_hi
-    elif which == 1:
-        out = below_hi & (np.zeros(a.shape, dtype=bool) if lo is None else (a < lo))
+        out = np.zeros(np.shape(m)) if hi is None else tie_share(m, hi)
     else:
-        out = below_hi & (np.ones(a.shape, dtype=bool) if lo is None else (a >= lo))
-    return out.astype(np.float64)
+        keep = np.ones(np.shape(m)) if hi is None else tie_share(hi, m)    # m's share of minimum(m, hi)
+        if which == 1:
+            out = np.zeros(np.shape(keep)) if lo is None else tie_share(lo, a) * keep
+        else:
+            out = keep if lo is None else tie_share(a, lo) * keep
+    return np.asarray(out, dtype=np.float64)[()]
 
 
 def sinc_derivative(x):

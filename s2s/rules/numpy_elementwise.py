@@ -149,15 +149,17 @@ def arctan2_(y, a, b):
     t[y] = t[a] * b / (a * a + b * b) - t[b] * a / (a * a + b * b)
 
 
+# At (0, 0), the apex of the cone y = |(a, b)|, the derivative is taken to be 0, as for |x|, the
+# 2-norm and np.std (docs/conventions.md): a / y with 0 / inf there instead of 0 / 0.
 @adjoint(np.hypot, "np.hypot", broadcasts=True)
 def hypot(y, a, b):
-    d[a] = d[y] * a / y
-    d[b] = d[y] * b / y
+    d[a] = d[y] * a / np.where(y == 0.0, np.inf, y)
+    d[b] = d[y] * b / np.where(y == 0.0, np.inf, y)
 
 
 @tangent(np.hypot, broadcasts=True)
 def hypot_(y, a, b):
-    t[y] = t[a] * a / y + t[b] * b / y
+    t[y] = t[a] * a / np.where(y == 0.0, np.inf, y) + t[b] * b / np.where(y == 0.0, np.inf, y)
 
 
 @adjoint(np.logaddexp, "np.logaddexp", broadcasts=True)

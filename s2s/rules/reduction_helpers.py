@@ -242,8 +242,8 @@ def norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
     """dy/dx of y = np.linalg.norm(x, ord, axis, keepdims), x-shaped (one output per reduced slice)."""
     kind = norm_kind(x, ord, axis)
     ye = np.reshape(y, norm_expand_shape(x, axis))
-    if kind == "two":
-        return x / ye
+    if kind == "two":      # 0 at x = 0, the apex of the cone (as |x|: docs/conventions.md)
+        return x / np.where(ye == 0.0, np.inf, ye)
     if kind == "vec_one":
         return np.sign(x)
     if kind == "vec_zero":
@@ -252,7 +252,7 @@ def norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
     if kind == "vec_inf":
         return np.sign(x) * norm_hits(ax, ye, axis)
     if kind == "vec_p":
-        return np.sign(x) * (ax / ye) ** (ord - 1.0)
+        return np.sign(x) * (ax / np.where(ye == 0.0, np.inf, ye)) ** (ord - 1.0)
     rc = norm_matrix_axes(x, axis)
     if kind == "mat_col":
         sums = np.sum(ax, axis=rc[0], keepdims=True)

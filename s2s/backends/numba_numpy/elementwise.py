@@ -111,23 +111,32 @@ def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa
     lo = "a_min" if not _is_none(a_min) else "min" if not _is_none(min) else None
     hi = "a_max" if not _is_none(a_max) else "max" if not _is_none(max) else None
     arrays = any(_is_array(t) and t.ndim > 0 for t in (a, a_min, a_max, min, max) if not _is_none(t))
+
+    def is_arr(t):
+        return not _is_none(t) and _is_array(t) and t.ndim > 0
+
+    shaped = {"af": is_arr(a), "m": is_arr(a) or (lo is not None and is_arr({"a_min": a_min, "min": min}[lo])),
+              "a_min": is_arr(a_min), "min": is_arr(min), "a_max": is_arr(a_max), "max": is_arr(max)}
+
+    def tie(p, q):   # elementwise_helpers.tie_share(p, q): 1 where p > q, 0.5 where p == q, else 0
+        if shaped[p] or shaped[q]:
+            return f"np.where({p} > {q}, 1.0, np.where({p} == {q}, 0.5, 0.0))"
+        return f"(1.0 if {p} > {q} else (0.5 if {p} == {q} else 0.0))"
+
+    # the shares of minimum(maximum(a, lo), hi), ties split evenly (as the plain version)
     lines = ["    af = a * 1.0", f"    m = np.maximum(af, {lo})" if lo else "    m = af"]
-    if hi:
-        lines.append(f"    below = m <= {hi}")
-    elif arrays:
-        lines.append("    below = np.ones(np.shape(m), dtype=np.bool_)")
-    else:
-        lines.append("    below = True")
     if w == 2:
-        cond = "~below" if arrays else "not below"
-    elif w == 1:
-        cond = f"below & (af < {lo})" if lo else ("below & False" if arrays else "False")
+        share = tie("m", hi) if hi else "0.0 * m"
     else:
-        cond = f"below & (af >= {lo})" if lo else "below"
+        keep = tie(hi, "m") if hi else "1.0"
+        if w == 1:
+            share = f"{tie(lo, 'af')} * {keep}" if lo else "0.0 * m"
+        else:
+            share = f"{tie('af', lo)} * {keep}" if lo else f"{keep} + 0.0 * m"
     if arrays:
-        lines.append(f"    return np.asarray({cond}).astype(np.float64)")
+        lines.append(f"    return np.asarray({share}).astype(np.float64)")
     else:
-        lines.append(f"    return 1.0 if ({cond}) else 0.0")
+        lines.append(f"    return float({share})")
     return _impl_from_source("import numpy as np\n"
                              "def impl(a, a_min=None, a_max=None, min=None, max=None, which=0):\n"
                              + "\n".join(lines) + "\n")

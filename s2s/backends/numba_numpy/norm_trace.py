@@ -342,7 +342,7 @@ def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
     if not _is_array(x):
         if not isinstance(x, (types.Float, types.Integer, types.Boolean)) or not _is_none(ord) or not _is_none(axis):
             return None
-        return lambda x, y, ord=None, axis=None, keepdims=False: np.divide(x, y)
+        return lambda x, y, ord=None, axis=None, keepdims=False: np.divide(x, y) if y != 0.0 else 0.0
     if not _float_like(x):
         return None
     plan = _norm_plan(x, ord, axis)
@@ -355,25 +355,27 @@ def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
            "    xf = x.astype(np.float64)" if x.dtype != types.float64 else "    xf = x"]
     if mode == "all":
         src.append(f"    ye = expand_to(y, {(1,) * nd!r})")
-        src.append("    return xf / ye")
+        src.append("    return xf / np.where(ye == 0.0, np.inf, ye)")     # 0 at x = 0 (rh.norm_grad)
         return _grad_source("\n".join(src) + "\n")
     src.append(_axes_source(mode, form, nd).rstrip("\n"))
     if mode == "vec":
         src.append("    ye = expand_to(y, reduced_shape(xf.shape, ax_, True))")
+        src.append("    ys = np.where(ye == 0.0, np.inf, ye)")     # 0 at x = 0 (rh.norm_grad)
 
         def body(o):
             return {"inf": ["g = np.sign(xf) * hits(np.abs(xf), ye, ax_)"],
                     "-inf": ["g = np.sign(xf) * hits(np.abs(xf), ye, ax_)"],
                     "0": ["g = np.zeros(xf.shape)"],
                     "1": ["g = np.sign(xf)"],
-                    "2": ["g = xf / ye"],
-                    "p": ["g = np.sign(xf) * np.power(np.abs(xf) / ye, ord - 1.0)"]}[o]
+                    "2": ["g = xf / ys"],
+                    "p": ["g = np.sign(xf) * np.power(np.abs(xf) / ys, ord - 1.0)"]}[o]
     else:
         src.append("    ye = expand_to(y, kept2(xf.shape, r_, c_))")
+        src.append("    ys = np.where(ye == 0.0, np.inf, ye)")
 
         def body(o):
             if o == "fro":
-                return ["g = xf / ye"]
+                return ["g = xf / ys"]
             if o in ("2", "-2", "nuc"):
                 return [f"g = svd_grad(xf, r_, c_, {({'2': 0, '-2': 1, 'nuc': 2})[o]})"]
             if o in ("1", "-1"):
