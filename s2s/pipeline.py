@@ -96,6 +96,19 @@ def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out:
     return gen
 
 
+def _refuse_sparse_products(nf) -> None:
+    """A product with a scipy.sparse matrix (frontend/foreign.py) under jit: Numba has no type for
+    sparse matrices; refused at the user's line."""
+    from .frontend.foreign import SPARSE_OPS
+    for n in iter_nodes(nf.node):
+        if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) in SPARSE_OPS:
+            raise (getattr(n, "s2s_src", None) or nf.source).error(
+                TransformError, "jit cannot compile this product with a scipy.sparse matrix: Numba has no type for "
+                "sparse matrices", n,
+                "differentiate it without jit (s2s.grad, s2s.vmap run it with scipy), or use jit(f, fallback=True) "
+                "to run the generated Python with a warning")
+
+
 def _refuse_replaced_library(src_fn: Callable) -> None:
     """A NumPy/math function rebound by the user (`np.sin = np.cos`): generated code, rule templates
     and the runtime helpers call those functions by name, so they would compute with the replacement
@@ -261,6 +274,8 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
     nf.node.body = with_view_guards(nf.node.body)      # (rows read by index, then written: checked)
     import re
     backend = opts.get("backend", "python")
+    if backend == "numba":
+        _refuse_sparse_products(nf)
     if backend == "numba" and nf.objects:
         held = ", ".join(sorted({type(nf.namespace[k]).__name__ for k in nf.objects if k in nf.namespace}))
         raise TransformError(

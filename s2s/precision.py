@@ -40,10 +40,23 @@ def _widen_leaf(x):
     return x
 
 
+def _refuse_sparse(x):
+    """A scipy.sparse matrix passed as an argument: not an array (NumPy's functions and s2s's rules
+    do not know it), and not differentiated; s2s multiplies by one the code reads (frontend/foreign.py)."""
+    from .errors import ArgumentError
+    raise ArgumentError(
+        f"an argument is a scipy.sparse {type(x).__name__}: s2s neither differentiates sparse matrices nor takes "
+        f"them as arguments; it multiplies dense arrays by a sparse matrix the function reads from a global or a "
+        f"closure (`A @ x`, `x @ A`, `A.dot(x)`, with the derivative A.T @ g). Make the matrix a global or "
+        f"closure value of the function you transform (`loss = lambda x: f(A, x)`), or pass A.toarray()")
+
+
 def _plain_array(x):
     """x, or for an array subclass that only changes where the data lives (np.memmap) the plain
     array; subclasses that change what operators mean (np.matrix: `*` is a matrix product, masked
     arrays: masked entries) are refused: NumPy, s2s's rules and Numba would each give another answer."""
+    if type(x).__module__.startswith("scipy.sparse"):
+        _refuse_sparse(x)
     if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
         if isinstance(x, np.memmap):
             return x.view(np.ndarray)
@@ -67,6 +80,8 @@ def widen(args: tuple) -> tuple[tuple, object]:
                 break
         elif t in _NARROW or t is tuple or t is list or t is dict or isinstance(a, np.ndarray):
             break
+        elif t.__module__.startswith("scipy.sparse"):
+            _refuse_sparse(a)
     else:
         return args, None
     args = tuple(_map_containers(_plain_array, a) for a in args)

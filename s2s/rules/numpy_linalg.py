@@ -14,6 +14,7 @@ import numpy as np
 
 from . import linalg_helpers as lh
 from . import products_helpers as ph
+from . import sparse_helpers as sph
 from .registry import adjoint, nondiff, register, tangent
 
 
@@ -26,6 +27,48 @@ def matmul(y, a, b):
 @tangent(np.matmul)
 def matmul_(y, a, b):
     t[y] = np.matmul(t[a], b) + np.matmul(a, t[b])
+
+
+# Products with a scipy.sparse matrix the code reads (a constant): each op's adjoint is another
+# (sparse_helpers.py); the sparse operand has no derivative.
+@adjoint(sph.sparse_matmul, "sparse_matmul")
+def adj_sparse_matmul(y, a, x):
+    d[x] = sparse_matmul_t(a, d[y])
+
+
+@tangent(sph.sparse_matmul)
+def tan_sparse_matmul(y, a, x):
+    t[y] = sparse_matmul(a, t[x])
+
+
+@adjoint(sph.sparse_matmul_t, "sparse_matmul_t")
+def adj_sparse_matmul_t(y, a, g):
+    d[g] = sparse_matmul(a, d[y])
+
+
+@tangent(sph.sparse_matmul_t)
+def tan_sparse_matmul_t(y, a, g):
+    t[y] = sparse_matmul_t(a, t[g])
+
+
+@adjoint(sph.sparse_rmatmul, "sparse_rmatmul")
+def adj_sparse_rmatmul(y, x, b):
+    d[x] = sparse_rmatmul_t(d[y], b)
+
+
+@tangent(sph.sparse_rmatmul)
+def tan_sparse_rmatmul(y, x, b):
+    t[y] = sparse_rmatmul(t[x], b)
+
+
+@adjoint(sph.sparse_rmatmul_t, "sparse_rmatmul_t")
+def adj_sparse_rmatmul_t(y, g, b):
+    d[g] = sparse_rmatmul(d[y], b)
+
+
+@tangent(sph.sparse_rmatmul_t)
+def tan_sparse_rmatmul_t(y, g, b):
+    t[y] = sparse_rmatmul_t(t[g], b)
 
 
 @adjoint(np.dot, "np.dot")
