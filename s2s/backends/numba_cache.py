@@ -24,10 +24,24 @@ process the wrong machine code, silently:
    load whose data does not match (or has no digest) is a miss, and any failure to load an
    entry is a miss too: the function is compiled again and the entry rewritten.
 
-Importing this module applies all three, once.
+4. Where the machine code goes.  With NUMBA_CACHE_DIR set (containers often point it at a shared
+   /tmp folder), Numba keeps every cached function's index (a pickle, unpickled on load) and
+   machine code there, unchecked: a file planted by another user runs in this process.  Fix:
+   the code of a file s2s generated is cached beside it, in s2s's checked private cache, and
+   that of s2s's own helpers in their package's `__pycache__` when only this user can write
+   there, else in s2s's cache too; NUMBA_CACHE_DIR and NUMBA_CACHE_LOCATOR_CLASSES apply only
+   to other functions.  An index that is not this user's own regular file, or that cannot be
+   read (truncated, garbage), is a miss, and the next save rewrites it.
+5. Writes.  Numba's own writes (index, machine code, digests) go through s2s's one cache-file
+   writer (codegen/cachefiles.py: an exclusive, no-follow temporary file, then a rename); a
+   save that fails (a full disk, a cache made read-only) leaves the function compiled in memory,
+   with one warning per process, instead of raising from every call of jit.
+
+Importing this module applies them all, once.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import secrets
 
@@ -98,6 +112,142 @@ def _verified_loads() -> None:
     caching.Cache.load_overload = load_overload
 
 
+def _own_cache_path(py_file: str) -> str | None:
+    """Where the machine code of functions in `py_file` goes, or None for a file that is not s2s's."""
+    import os
+    import stat
+
+    from ..codegen import emit
+    path = os.path.abspath(py_file)
+    cache = os.path.abspath(emit.cache_dir())
+    if any(path.startswith(os.path.abspath(c) + os.sep) for c in (cache, emit.requested_cache_dir())):
+        return os.path.join(os.path.dirname(path), "__pycache__")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # the s2s package
+    if not path.startswith(package + os.sep):
+        return None
+    in_tree = os.path.join(os.path.dirname(path), "__pycache__")
+    try:
+        os.makedirs(in_tree, mode=0o700, exist_ok=True)
+        st = os.lstat(in_tree)
+        if stat.S_ISDIR(st.st_mode) and emit.untrusted(st) is None and os.access(in_tree, os.W_OK):
+            return in_tree
+    except OSError:
+        pass
+    from numba.core.caching import _CacheLocator
+    return os.path.join(cache, "numba", _CacheLocator.get_suitable_cache_subpath(path))
+
+
+_SAVE_FAILED: list = []
+
+
+def _checked_locations() -> None:
+    import inspect
+    import os
+    import stat
+    import sys
+    import tempfile
+
+    from numba.core import caching
+
+    from ..codegen import emit
+
+    class CheckedLocator(caching.InTreeCacheLocator):
+        """Machine code of one of s2s's files, in a folder of this user's that no one else can write."""
+
+        def __init__(self, py_func, py_file, cache_path):
+            super().__init__(py_func, py_file)
+            self._cache_path = cache_path
+
+        def ensure_cache_path(self):
+            path = self._cache_path
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            st = os.lstat(path)
+            why = "it is not a folder" if not stat.S_ISDIR(st.st_mode) else emit.untrusted(st)
+            if why is not None:
+                raise PermissionError(f"s2s does not cache machine code in {path}: {why}")
+            tempfile.TemporaryFile(dir=path).close()
+
+        def get_source_stamp(self):
+            try:
+                return super().get_source_stamp()
+            except OSError:     # (a module that could not be written, a full disk: never a hit)
+                return ("unwritten", secrets.token_hex(8))
+
+    real_init = caching.CacheImpl.__init__
+
+    def init(self, py_func):
+        try:
+            source = inspect.getfile(py_func)
+        except TypeError:
+            source = None
+        where = _own_cache_path(source) if source else None
+        if where is None:
+            return real_init(self, py_func)
+        self._lineno = py_func.__code__.co_firstlineno
+        qualname = getattr(py_func, "__qualname__", py_func.__name__)
+        self._locator = CheckedLocator(py_func, source, where)
+        modname = os.path.splitext(os.path.basename(source))[0]
+        self._filename_base = self.get_filename_base(f"{modname}.{qualname}", getattr(sys, "abiflags", ""))
+
+    real_load_index = caching.IndexDataCacheFile._load_index
+
+    def load_index(self):
+        if os.path.lexists(self._index_path) and not _own_file(self._index_path):
+            return {}           # (planted, or a symlink: never unpickled)
+        try:
+            return real_load_index(self)
+        except Exception:       # truncated or garbage: a miss, rewritten by the next save
+            return {}
+
+    real_save_overload = caching.Cache.save_overload
+
+    def save_overload(self, sig, data):
+        try:
+            real_save_overload(self, sig, data)
+        except OSError as exc:
+            if not isinstance(self._impl.locator, CheckedLocator):
+                raise
+            _save_failed(self._cache_path, exc)
+
+    @contextlib.contextmanager
+    def open_for_write(self, filepath):
+        from ..codegen.cachefiles import open_atomic
+        with open_atomic(filepath) as f:
+            yield f
+
+    caching.CacheImpl.__init__ = init
+    caching.IndexDataCacheFile._load_index = load_index
+    caching.IndexDataCacheFile._open_for_write = open_for_write
+    caching.Cache.save_overload = save_overload
+
+
+def _own_file(path: str) -> bool:
+    from ..codegen.cachefiles import is_own_file
+    return is_own_file(path)
+
+
+def _save_failed(folder: str, exc: OSError) -> None:
+    """The machine code stays in memory (compiled again by the next process), with one warning per
+    process: the cache moves to a private folder for the rest of the process (emit's warning), or,
+    if that folder fails too, this one."""
+    from ..codegen import emit
+    try:
+        emit.cache_write_failed(folder, exc)
+        return
+    except OSError:
+        pass
+    requested = emit.requested_cache_dir()
+    if _SAVE_FAILED or emit._USABLE.get(requested, requested) != requested:
+        return          # (warned already: here, or when the cache moved to a private folder)
+    _SAVE_FAILED.append(exc)
+    import warnings
+
+    from ..codegen.emit import CacheDirWarning
+    warnings.warn(f"s2s could not save compiled machine code in {folder} ({exc.strerror or exc}); it is "
+                  f"kept in memory for this process, and compiled again by the next. Free space there or "
+                  f"set S2S_CACHE_DIR to another directory of yours.", CacheDirWarning, stacklevel=2)
+
+
 def apply() -> None:
     from numba.core import caching
     if getattr(caching, "_s2s_patched", False):
@@ -105,6 +255,7 @@ def apply() -> None:
     _unique_symbols_across_processes()
     _race_free_saves()
     _verified_loads()
+    _checked_locations()
     caching._s2s_patched = True
 
 
@@ -135,9 +286,8 @@ def _failure_marker(path: str, args) -> str | None:
 
 def known_to_fail(path: str, args) -> bool:
     """Whether compiling the generated file at `path` for these arguments failed before."""
-    import os
     marker = _failure_marker(path, args)
-    return marker is not None and os.path.exists(marker)
+    return marker is not None and _own_file(marker)
 
 
 def remember_failure(path: str, args) -> None:
@@ -146,9 +296,9 @@ def remember_failure(path: str, args) -> None:
     marker = _failure_marker(path, args)
     if marker is None:
         return
+    from ..codegen.cachefiles import write_atomic
     try:
         os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
-        with open(marker, "w") as f:
-            f.write(path + "\n")
+        write_atomic(marker, path + "\n")      # (a symlink planted at the marker is replaced, not followed)
     except OSError:             # an unwritable cache only costs the recompile
         pass

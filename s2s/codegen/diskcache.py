@@ -20,12 +20,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import types
 from typing import Any
 
 from ..frontend.reads import function_fingerprint
 from . import emit
+from .cachefiles import write_atomic
 from .environment import decode_plain, encode_plain, environment_fingerprint, locations, resolve
 from .version import file_hash, s2s_version
 
@@ -152,16 +152,10 @@ def store(key: str, path: str, fname: str, namespace: dict[str, Any], base: dict
         bindings[name] = ["attr", where[0], where[1]]
     entry = {"path": path, "fname": fname, "origin": origin, "bindings": bindings,
              "deps": {d: file_hash(d) for d in sorted(set(deps)) if d and os.path.exists(d)}}
-    tmp = None
     try:
-        target = _index_path(key)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(entry, f)
-        os.replace(tmp, target)
+        write_atomic(_index_path(key), json.dumps(entry))
     except OSError:         # (disk full, cache made read-only: the entry is only an optimisation)
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        pass
 
 
 def load(key: str, base: dict[str, Any], src_fn: Any = None) -> tuple[str, str, str, dict, str] | None:

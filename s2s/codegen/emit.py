@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import gast
 
+from .cachefiles import write_atomic
 from .version import s2s_version
 
 _MARK = "__s2s_comment__:"
@@ -109,8 +110,11 @@ def _fallback(path: str, why: str) -> str:
     import atexit
     import shutil
     import warnings
-    private = tempfile.mkdtemp(prefix="s2s-cache-")       # (mode 0700, ours)
-    atexit.register(shutil.rmtree, private, True)
+    try:
+        private = tempfile.mkdtemp(prefix="s2s-cache-")       # (mode 0700, ours)
+        atexit.register(shutil.rmtree, private, True)
+    except OSError:         # (no room for a folder either: every write fails, and is only a miss)
+        private = os.path.join(tempfile.gettempdir(), f"s2s-cache-unwritable-{os.getpid()}")
     warnings.warn(f"s2s does not use the cache directory {path}: {why}. Generated code is kept for "
                   f"this process only. Set S2S_CACHE_DIR to a directory of yours that only you can "
                   f"write to.", CacheDirWarning, stacklevel=4)
@@ -119,7 +123,7 @@ def _fallback(path: str, why: str) -> str:
 
 def cache_write_failed(folder: str, exc: OSError) -> None:
     """A write under the cache failed (disk full, made read-only meanwhile): use a private folder
-    from now on."""
+    from now on (one warning); raises `exc` when the private folder is already in use."""
     path = requested_cache_dir()
     if _USABLE.get(path) != path or not os.path.abspath(folder).startswith(path):
         raise exc
@@ -183,20 +187,19 @@ def write_module(source: str, stem: str) -> str:
         path = os.path.join(folder, f"{safe}_{digest}.py")
         if _read(path) == source:
             return path
-        tmp = None
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w") as f:
-                f.write(source)
-            os.replace(tmp, path)
+            write_atomic(path, source)            # (no partial files left behind, no symlink followed)
             return path
         except OSError as exc:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)                    # (no partial files left behind)
             if attempt:
-                raise
-            cache_write_failed(folder, exc)
+                # (the private folder cannot be written either: a full disk. The module is compiled
+                # from its text, and Numba keeps the machine code in memory; the fallback warned)
+                return path
+            try:
+                cache_write_failed(folder, exc)
+            except OSError:
+                return path
     return path
 
 
@@ -204,7 +207,7 @@ def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read()
-    except OSError:
+    except (OSError, ValueError):       # (missing, or damaged: not UTF-8)
         return None
 
 
