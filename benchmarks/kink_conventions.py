@@ -186,11 +186,11 @@ CASES = [
 
 
 # Why s2s differs from JAX where it does (docs/conventions.md says more).
-APEX = "cone apex: 0 (see below)"
+APEX = "cone apex: 0 (rule 3)"
 WHY = {"abs(x) at x = 0": APEX, "np.fabs(x) at x = 0": APEX, "builtin abs(x) at x = 0": APEX,
        "np.hypot(x, y) at (0, 0)": APEX, "np.linalg.norm(v) at v = 0": APEX, "np.std(v) of a constant": APEX,
-       "np.linalg.norm(v, 1) at v = 0": "follows abs",
-       "np.linalg.norm(v, inf), tied magnitudes": "follows abs"}
+       "np.linalg.norm(v, 1) at v = 0": "follows abs (rule 3)",
+       "np.linalg.norm(v, inf), tied magnitudes": "follows abs (rule 3)"}
 
 
 def _fmt(a):
