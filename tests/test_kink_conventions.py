@@ -10,6 +10,10 @@ differ from the plain ones (one Numba compile); on every group in a slow test.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -184,6 +188,37 @@ def test_jit_grad_at_kinks():
     """jit(grad) gives the conventions of grad, vmap(grad) and forward mode for the kinks whose
     compiled helpers are Numba's own (the cone apexes, np.maximum and np.clip ties)."""
     _check_modes(compiled_kinks, COMPILED_AT, COMPILED_GRAD, COMPILED_AWAY, jit=True)
+
+
+_CUDA_HYPOT = textwrap.dedent("""
+    import numpy as np
+    import s2s
+
+
+    def f(x, y):
+        return np.hypot(x, y)
+
+
+    x = np.array([0.0, 3.0, -1.0])
+    y = np.array([0.0, 4.0, 0.0])
+    got = s2s.jit(s2s.vmap(s2s.grad(f, argnums=(0, 1))), target="cuda")(x, y)
+    ref = s2s.vmap(s2s.grad(f, argnums=(0, 1)))(x, y)
+    print(repr((np.asarray(got).tolist(), np.asarray(ref).tolist())))
+""")
+
+
+def test_cuda_kernel_at_the_apex(tmp_path):
+    """Under the CUDA target (Numba's simulator, its own process) the per-example gradient of
+    np.hypot is 0 at (0, 0) too, as on the cpu."""
+    pytest.importorskip("numba.cuda")
+    (tmp_path / "hyp.py").write_text(_CUDA_HYPOT, encoding="utf-8")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "S2S_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, str(tmp_path / "hyp.py")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got, ref = eval(proc.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got, [[0.0, 0.6, -1.0], [0.0, 0.8, 0.0]], rtol=1e-12, atol=0)
 
 
 @pytest.mark.slow

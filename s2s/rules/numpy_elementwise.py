@@ -153,13 +153,13 @@ def arctan2_(y, a, b):
 # 2-norm and np.std (docs/conventions.md): a / y with 0 / inf there instead of 0 / 0.
 @adjoint(np.hypot, "np.hypot", broadcasts=True)
 def hypot(y, a, b):
-    d[a] = d[y] * a / np.where(y == 0.0, np.inf, y)
-    d[b] = d[y] * b / np.where(y == 0.0, np.inf, y)
+    d[a] = d[y] * a / np.where(y == 0.0, math.inf, y)
+    d[b] = d[y] * b / np.where(y == 0.0, math.inf, y)
 
 
 @tangent(np.hypot, broadcasts=True)
 def hypot_(y, a, b):
-    t[y] = t[a] * a / np.where(y == 0.0, np.inf, y) + t[b] * b / np.where(y == 0.0, np.inf, y)
+    t[y] = t[a] * a / np.where(y == 0.0, math.inf, y) + t[b] * b / np.where(y == 0.0, math.inf, y)
 
 
 @adjoint(np.logaddexp, "np.logaddexp", broadcasts=True)
