@@ -17,17 +17,21 @@ class TransformError(S2SError):
         filename, lineno, col: where in the user's code.
         source_line: the text of that line.
         hint: what to do instead.
+        stack: for an error in code s2s inlined (a helper, a library function), the calls that led
+            there, outermost first: (function, file, line, source line) each.
     """
 
     def __init__(self, message: str, *, filename: str | None = None,
                  lineno: int | None = None, col: int | None = None,
-                 source_line: str | None = None, hint: str | None = None):
+                 source_line: str | None = None, hint: str | None = None,
+                 stack: tuple | None = None):
         self.message = message
         self.filename = filename
         self.lineno = lineno
         self.col = col
         self.source_line = source_line
         self.hint = hint
+        self.stack = stack
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -40,6 +44,10 @@ class TransformError(S2SError):
         if self.source_line:
             parts.append("    " + self.source_line.strip())
         parts.append(self.message)
+        if getattr(self, "stack", None):
+            parts.append("in the code s2s inlined there (outermost call first):")
+            for function, filename, lineno, text in self.stack:
+                parts.append(f"  in {function} at {filename}:{lineno}" + (f": {text.strip()}" if text else ""))
         if self.hint:
             parts.append("hint: " + self.hint)
         return "\n".join(parts)

@@ -21,6 +21,7 @@ import weakref
 from typing import Callable
 
 from ..errors import S2SError, SharedArrayError, TransformError
+from ..frontend.hooks import install_site_locator
 from ..frontend.namespace import HELPER_MODULES
 from .emit import Generated
 
@@ -158,6 +159,29 @@ def user_site(gen: Generated, line: int, depth: int = 0):
         f, ln, _ = user_origin(parent)
         return f, ln, None, helper
     return filename, def_line, None, helper
+
+
+def _generated_site(filename: str, lineno: int):
+    """(file, line, source line) of the user's code behind line `lineno` of the generated file
+    `filename` (frontend/call_sites.py: an error in inlined generated code), or None."""
+    gen = generated_by_path(filename)
+    if gen is None:
+        wrapped = wrapped_function(filename)       # a wrapper s2s wrote (pytree, keyword arguments)
+        code = getattr(wrapped, "__code__", None)
+        if code is None:
+            return None
+        gen = generated_by_path(code.co_filename)
+        if gen is None:
+            line = code.co_firstlineno
+            return code.co_filename, line, linecache.getline(code.co_filename, line).rstrip("\n")
+        lineno = 0
+    user_file, line, where, _ = user_site(gen, lineno)
+    if user_file is None or line is None:
+        return None
+    return user_file, line, where if where is not None else linecache.getline(user_file, line).rstrip("\n")
+
+
+install_site_locator(_generated_site)
 
 
 def note_user_line(exc: Exception) -> bool:

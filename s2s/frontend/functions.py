@@ -400,7 +400,8 @@ class FunctionValues:
                                                       or not isinstance(value.obj, types.FunctionType)):
                     return copy_loc(normalizer.global_ref(getattr(value.obj, "__name__", "fn"), value.obj,
                                                           Materialize.stmt), node)
-                raise normalizer.frame.parsed.source.error(
+                src = getattr(Materialize.stmt, "s2s_src", None) or normalizer.frame.parsed.source
+                raise src.error(
                     UnsupportedSyntaxError, "s2s calls functions defined in the code it reads, but cannot hand one to "
                     "code it does not read, or return it", Materialize.stmt,
                     "call the function here, or pass its result")

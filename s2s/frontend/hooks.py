@@ -8,6 +8,9 @@ TRANSFORM_FACTORIES: the public s2s functions (grad, vmap, jacfwd, ...) whose ca
 s2s transforms build a transform while normalizing: `s2s.vmap(f, in_axes=(None, 0))(x, y)`.
 s2s's api registers them when it is imported.
 
+SITE_LOCATOR (install_site_locator): codegen's map from a line of a generated file to the user's
+line it came from, for errors raised in generated code that normalization inlines.
+
 Transformation objects reach normalization by duck typing, not by class: an object with
 `_s2s_inline_source(nargs)` is called through its generated source; one with
 `_s2s_tree_source(treedefs, leaf_nums)` (grad and value_and_grad) also takes pytree arguments.
@@ -44,3 +47,22 @@ def lookup(obj):
 def composite_of(obj):
     """The Python definition of an op defined by other ops, or None (rules/table.py's composite_of)."""
     return _rulebook()[1](obj)
+
+
+_SITE_LOCATOR: list[Callable] = []
+
+
+def install_site_locator(locate: Callable) -> None:
+    """codegen/user_lines.py installs `locate(generated file, line) -> (file, line, source line) | None`:
+    the user's line a line of a file s2s generated was made from (errors in inlined generated code)."""
+    _SITE_LOCATOR[:] = [locate]
+
+
+def generated_site(filename: str, lineno: int | None):
+    """The user's (file, line, source line) behind line `lineno` of generated `filename`, or None."""
+    if not _SITE_LOCATOR or lineno is None:
+        return None
+    try:
+        return _SITE_LOCATOR[0](filename, lineno)
+    except Exception:       # noqa: BLE001 - locating is a courtesy; the error keeps the generated line
+        return None

@@ -283,7 +283,7 @@ class CallInlining:
 
     def inline(self, fn, args: list, kws: dict, node, out: list) -> Any:
         self.check_recursion(fn, getattr(fn, "__name__", "<def>"), node)
-        parsed = parse_function(fn)
+        parsed = self.as_inlined(parse_function(fn), node)
         fence(parsed, top=False)
         self.deps.add(parsed.source.filename)
         fdef = parsed.node
@@ -294,6 +294,20 @@ class CallInlining:
         suffix = re.sub(r"\W", "", fn.__name__).strip("_") or ("lambda" if fn.__name__ == "<lambda>" else "fn")
         rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
         result = self.namer.fresh(f"{suffix}_out")
+    def as_inlined(self, parsed, node):
+        """`parsed` as a body inlined at the call `node`: its SourceInfo names the call site, and
+        every node of its (freshly parsed) tree carries that SourceInfo, so an error anywhere in it
+        names the user's line and the chain of calls (frontend/call_sites.py)."""
+        func = getattr(node, "func", None)
+        label = _dotted(func) if isinstance(func, (gast.Name, gast.Attribute)) else None
+        src = parsed.source.inlined_at(self.frame.parsed.source, node,
+                                       label or getattr(parsed.fn, "__qualname__", None))
+        for n in iter_nodes(parsed.node):
+            if hasattr(n, "lineno"):
+                n.s2s_src = src
+        parsed.source = src
+        return parsed
+
         frame = Frame(parsed, rename, set(local), result, None)
         return self.inline_body(parsed, sig, frame, fn, suffix, args, kws, node, out)
 

@@ -111,7 +111,8 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
 
     # ----- errors -------------------------------------------------------------
     def error(self, cls, msg, node, hint=None):
-        return self.frame.parsed.source.error(cls, msg, node, hint)
+        # (a node read from an inlined body carries that body's source: frontend/call_sites.py)
+        return (getattr(node, "s2s_src", None) or self.frame.parsed.source).error(cls, msg, node, hint)
 
     # ----- entry ----------------------------------------------------------------
     def run(self) -> NormalizedFunction:

@@ -25,10 +25,25 @@ from .live_source import check_live_source
 
 @dataclasses.dataclass(frozen=True)
 class SourceInfo:
-    """Where a function's source lives; used to build errors."""
+    """Where a function's source lives; used to build errors.  An inlined body's SourceInfo also
+    has its call site, `caller` = (the caller's SourceInfo, line, column), and `label`, the callee
+    as the call spells it: its errors are located at the user's line (frontend/call_sites.py)."""
     filename: str
     firstlineno: int
     qualname: str
+    caller: Any = dataclasses.field(default=None, compare=False, repr=False)
+    label: str | None = dataclasses.field(default=None, compare=False)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):           # (immutable: AST copies share it)
+        return self
+
+    def inlined_at(self, caller: "SourceInfo", node: Any, label: str | None) -> "SourceInfo":
+        """This source as a body inlined at `node` (a call) of the code `caller` describes."""
+        return dataclasses.replace(self, caller=(caller, getattr(node, "lineno", None) or caller.firstlineno,
+                                                 getattr(node, "col_offset", None)), label=label)
 
     def line(self, lineno: int | None) -> str:
         if lineno is None:
@@ -39,6 +54,9 @@ class SourceInfo:
               hint: str | None = None) -> TransformError:
         lineno = getattr(node, "lineno", None) or self.firstlineno
         col = getattr(node, "col_offset", None)
+        from .call_sites import is_generated, located_error
+        if self.caller is not None or is_generated(self.filename):
+            return located_error(self, cls, message, lineno, col, hint)
         return cls(message, filename=self.filename, lineno=lineno, col=col,
                    source_line=self.line(lineno), hint=hint)
 

@@ -193,8 +193,12 @@ def vjp_pair(fun: Callable, primals: tuple):
     def vjp_fn(cotangent):
         if np.shape(cotangent) != np.shape(out):
             raise ArgumentError(f"vjp_fn expects a cotangent of shape {np.shape(out)}, got {np.shape(cotangent)}")
-        cotangent = precision.widen((cotangent,))[0][0]
-        return precision.narrow(owned(gen.fn(cotangent, *primals), (cotangent, primals)), low)
+        try:
+            cotangent = precision.widen((cotangent,))[0][0]
+            return precision.narrow(owned(gen.fn(cotangent, *primals), (cotangent, primals)), low)
+        except Exception as exc:
+            note_user_line(exc)      # (a SharedArrayError, an IndexError: at the user's line)
+            raise
     vjp_fn.source = gen.source
     return precision.narrow(out, low), vjp_fn
 
@@ -225,5 +229,9 @@ def jvp_pair(fun: Callable, primals, tangents):
     if not nums:
         raise ArgumentError("jvp needs at least one float primal")
     gen = Transformed(fun, "jvp", tuple(nums)).generated()
-    tangents = [np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i]) for i in nums]
-    return owned(gen.fn(*primals, *defaults_after(src, len(primals)), *tangents), (primals, tangents))
+    try:
+        tangents = [np.asarray(tangents[i], dtype=float) if np.ndim(tangents[i]) else float(tangents[i]) for i in nums]
+        return owned(gen.fn(*primals, *defaults_after(src, len(primals)), *tangents), (primals, tangents))
+    except Exception as exc:
+        note_user_line(exc)          # (a SharedArrayError, an IndexError: at the user's line)
+        raise
