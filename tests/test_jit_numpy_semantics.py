@@ -196,6 +196,8 @@ def test_every_transform_returns_writeable_arrays_of_its_own():
     out, vjp_fn = s2s.vjp(same, x)
     _own(out, [x])
     _own(vjp_fn(t), [x, t])
+    whole = np.arange(8.0)
+    _own(vjp_fn(whole[2:6]), [whole])          # (a view of another array's memory)
     _own(s2s.vjp(total, x)[1](1.0), [x])
     _own(s2s.jvp(same, (x,), (t,)), [x, t])
     _own(s2s.jvp(same)(x, t), [x, t])

@@ -6,8 +6,9 @@ x.shape)`, zero strides) or an argument itself (the cotangent of the identity is
 passed in; the primal value of `lambda x: x` is x): `g *= lr` would then raise, or change what the
 caller passed.  `owned` copies those arrays, and only those, at the point results leave s2s
 (grad, value_and_grad, vjp and its cotangent function, jvp, jacfwd/jacrev/hessian, vmap), as
-jit's compiled code already returns arrays of its own.  The test is cheap: a flag, and
-np.may_share_memory's bounds check against each argument array.
+jit's compiled code already returns arrays of its own.  The test is cheap: a flag, and the
+memory each array comes from (the object at the end of its chain of bases) looked up among the
+arguments'; only arrays from the same memory get np.may_share_memory's bounds check.
 """
 from __future__ import annotations
 
@@ -28,15 +29,27 @@ def _arrays(tree, found: list) -> list:
     return found
 
 
+def _memory(a: np.ndarray) -> int:
+    """The identity of the memory `a` views: the array at the end of its chain of bases when that
+    one owns its data; -1 for memory of another object (np.frombuffer, a memoryview: two arrays
+    over one buffer can have different base objects), all of which are compared with each other."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return id(a) if a.base is None else -1
+
+
 def owned(out: Any, inputs: Any) -> Any:
     """`out` (nested tuples, lists and dicts of results) with each array that is read-only or may
     share memory with an array of `inputs` replaced by a copy; the rest as they are."""
-    return _owned(out, _arrays(inputs, []))
+    memories: dict[int, list] = {}
+    for a in _arrays(inputs, []):
+        memories.setdefault(_memory(a), []).append(a)
+    return _owned(out, memories)
 
 
-def _owned(out: Any, inputs: list) -> Any:
+def _owned(out: Any, inputs: dict) -> Any:
     if isinstance(out, np.ndarray):
-        if not out.flags.writeable or any(np.may_share_memory(out, a) for a in inputs):
+        if not out.flags.writeable or any(np.may_share_memory(out, a) for a in inputs.get(_memory(out), ())):
             return out.copy()
         return out
     if isinstance(out, (tuple, list)):
