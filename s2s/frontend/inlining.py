@@ -294,6 +294,9 @@ class CallInlining:
         suffix = re.sub(r"\W", "", fn.__name__).strip("_") or ("lambda" if fn.__name__ == "<lambda>" else "fn")
         rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
         result = self.namer.fresh(f"{suffix}_out")
+        frame = Frame(parsed, rename, set(local), result, None)
+        return self.inline_body(parsed, sig, frame, fn, suffix, args, kws, node, out)
+
     def as_inlined(self, parsed, node):
         """`parsed` as a body inlined at the call `node`: its SourceInfo names the call site, and
         every node of its (freshly parsed) tree carries that SourceInfo, so an error anywhere in it
@@ -307,9 +310,6 @@ class CallInlining:
                 n.s2s_src = src
         parsed.source = src
         return parsed
-
-        frame = Frame(parsed, rename, set(local), result, None)
-        return self.inline_body(parsed, sig, frame, fn, suffix, args, kws, node, out)
 
     def opaque_ref(self, obj, func, node):
         """A global of the generated code holding `obj` (any callable: global_ref takes values only)."""
