@@ -189,4 +189,4 @@ def process_count(backend: str | None = None) -> int:
 
 
 # calls of these inside transformed code build their transform while normalizing (frontend/hooks.py)
-register_transform_factories(vmap, grad, value_and_grad, jacfwd, jacrev, hessian)
+register_transform_factories(vmap, grad, value_and_grad, jacfwd, jacrev, hessian, pmap)

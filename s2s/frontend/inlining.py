@@ -190,7 +190,7 @@ class CallInlining:
         definition = composite_of(obj)
         if definition is not None:        # an op defined by other ops (rules/numpy_composite.py)
             return self.inline(definition, args, kws, node, out)
-        if hasattr(obj, "_s2s_as_op"):
+        if hasattr(obj, "_s2s_as_op") and not isinstance(obj, type):
             obj._s2s_as_op()            # (a pmapped function: an op whose rules it registers now)
         rule = lookup(obj)
         if rule is not None:

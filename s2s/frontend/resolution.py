@@ -93,7 +93,7 @@ class NameResolution:
         factory = self.resolve(node.func)
         if factory not in TRANSFORM_FACTORIES:
             raise self.error(UnsupportedSyntaxError, "s2s can call the result of a call only for s2s.grad/vmap/"
-                             "jacfwd/jacrev/hessian(...)",
+                             "jacfwd/jacrev/hessian/pmap(...)",
                              node, "assign the function to a global name first")
 
         def static(n):
