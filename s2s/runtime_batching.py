@@ -152,6 +152,8 @@ def bgetitem(x, index, xb):
     if _is_basic_index(index):
         idx = index if isinstance(index, tuple) else (index,)
         return x[(slice(None),) + idx]
+    if np.shape(x)[0] == 0:
+        return _no_examples(lambda ex: ex[index], (x,), (0,), 0)
     return np.stack([x[b][index] for b in range(np.shape(x)[0])])
 
 
@@ -191,6 +193,8 @@ def bdot(a, b, ab, bb):
         return a2 * b2
     if np.ndim(b) - bb >= 3:      # np.dot of a stack of matrices is not matmul: one example at a time
         size = np.shape(a)[0] if ab else np.shape(b)[0]
+        if size == 0:
+            return _no_examples(np.dot, (a, b), (0 if ab else None, 0 if bb else None), 0)
         return np.stack([np.dot(a[i] if ab else a, b[i] if bb else b) for i in range(size)])
     return bmatmul(a, b, ab, bb)
 
@@ -198,17 +202,47 @@ def bdot(a, b, ab, bb):
 def bmap(fn, args, flags, size, kwargs=None):
     """Per-example loop for one op with no batching rule: stack fn over the batch."""
     kwargs = kwargs or {}
+    if size == 0:
+        return _no_examples(lambda *ex: fn(*ex, **kwargs), args, tuple(0 if f else None for f in flags), 0)
     outs = [fn(*[a[b] if f else a for a, f in zip(args, flags)], **kwargs) for b in range(size)]
     return np.stack([np.asarray(o) for o in outs])
 
 
 def per_example(fn, args, in_axes, out_axes, size):
     """The whole function as a loop over examples (no array form was found)."""
+    if size == 0:
+        return _no_examples(fn, args, in_axes, out_axes)
     results = []
     for b in range(size):
         ex = [np.take(a, b, axis=ax) if ax is not None else a for a, ax in zip(args, in_axes)]
         results.append(fn(*ex))
     return _stack_outputs(results, out_axes)
+
+
+def _no_examples(fn, args, in_axes, out_axes):
+    """The stacked outputs of a batch of no examples: their shapes and dtypes are those of fn's
+    outputs on one example of zeros (JAX traces the function for them; s2s runs it once)."""
+    ex = [np.zeros(np.shape(a)[:ax % np.ndim(a)] + np.shape(a)[ax % np.ndim(a) + 1:], np.asarray(a).dtype)
+          if ax is not None else a for a, ax in zip(args, in_axes)]
+    ex = [e[()] if isinstance(e, np.ndarray) and e.ndim == 0 else e for e in ex]   # (a number, as a[b] is)
+    try:
+        with np.errstate(all="ignore"):
+            probe = fn(*ex)
+    except Exception as exc:
+        exc.add_note("(vmap of a batch of no examples: s2s ran the function once on an example of zeros to "
+                     "find the shape and dtype of its outputs, and it raised there)")
+        raise
+    return _empty_like_outputs(probe, out_axes)
+
+
+def _empty_like_outputs(probe, out_axes):
+    if isinstance(probe, (tuple, list)):
+        axes = out_axes if isinstance(out_axes, (tuple, list)) else (out_axes,) * len(probe)
+        return type(probe)(_empty_like_outputs(p, ax) for p, ax in zip(probe, axes))
+    if out_axes is None:
+        return probe
+    p = np.asarray(probe)
+    return np.moveaxis(np.empty((0,) + p.shape, p.dtype), 0, out_axes)
 
 
 def _stack_outputs(results, out_axes):

@@ -137,7 +137,7 @@ def namespace_additions() -> dict[str, Any]:
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
             "prange": numba.prange, "bmap_empty": loops.bmap_empty, "bmap_put": loops.bmap_put,
             "stack_empty": loops.stack_empty, "stack_put": loops.stack_put,
-            "stack_finish": loops.stack_finish, "add_at_value": runtime_lowering.add_at_value,
+            "stack_finish": loops.stack_finish, "zero_example": loops.zero_example, "add_at_value": runtime_lowering.add_at_value,
             "objmode": numba.objmode}
 
 
@@ -323,21 +323,20 @@ class _Lower(gast.NodeTransformer):
         self.generic_visit(node)
         return node
 
-    def example_loop(self, target: str, size, example, empty: str, put: str, like) -> list:
+    def example_loop(self, target: str, size, example, probe, empty: str, put: str, like) -> list:
         """`target` = the stacked results of example(b) for b in range(size): example 0 first (its
-        value sizes the result), then the others; a batch of no examples is refused (np.stack is)."""
+        value sizes the result), then the others; a batch of no examples runs the example code
+        once on examples of zeros (`probe()`, zero_example) for the shape of its empty result."""
         first = self.namer.fresh(target + "_0")
         b = self.namer.fresh("b")
-        msg = "vmap: a per-example loop needs at least one example (np.stack of no arrays)"
-        check = gast.If(test=gast.Compare(clone(size), [gast.Lt()], [const(1)]),
-                        body=[gast.Raise(exc=gast.Call(func=name("ValueError"), args=[const(msg)], keywords=[]),
-                                         cause=None)], orelse=[])
-        put_first = gast.Expr(call_named(put, [name(target), const(0), name(first)]))
+        pick = gast.If(test=gast.Compare(clone(size), [gast.Lt()], [const(1)]),
+                       body=[assign(first, probe())], orelse=[assign(first, example(const(0)))])
+        put_first = gast.If(test=gast.Compare(clone(size), [gast.GtE()], [const(1)]),
+                            body=[gast.Expr(call_named(put, [name(target), const(0), name(first)]))], orelse=[])
         put_rest = gast.Expr(call_named(put, [name(target), name(b), example(name(b))]))
         loop = gast.For(target=name(b, gast.Store()), iter=call_named("range", [const(1), clone(size)]),
                         body=[put_rest], orelse=[], type_comment=None)
-        out = [check, assign(first, example(const(0))), assign(target, call_named(empty, [name(first), clone(size)])),
-               put_first, loop]
+        out = [pick, assign(target, call_named(empty, [name(first), clone(size)])), put_first, loop]
         for s in out:
             copy_loc(s, like)
         return out, first
@@ -362,8 +361,9 @@ class _Lower(gast.NodeTransformer):
         fn = resolve_call(gast.Call(func=fn_node, args=[], keywords=[]), self.namespace)
         from ..transforms.batching_ops import _getitem
 
-        def example(b):
-            ex = [gast.Subscript(clone(a), clone(b), gast.Load()) if f.value else clone(a)
+        def example(b, zeros=False):
+            ex = [(call_named("zero_example", [clone(a), const(0)]) if zeros else
+                   gast.Subscript(clone(a), clone(b), gast.Load())) if f.value else clone(a)
                   for a, f in zip(args.elts, flags.elts)]
             if fn is _getitem and len(ex) == 2 and not keywords:     # x[index] per example
                 return gast.Subscript(ex[0], ex[1], gast.Load())
@@ -371,7 +371,8 @@ class _Lower(gast.NodeTransformer):
                           keywords=[gast.keyword(k, clone(v)) for k, v in keywords])
             c.s2s_fn = fn
             return c
-        loop, _ = self.example_loop(target, size, example, "bmap_empty", "bmap_put", node)
+        loop, _ = self.example_loop(target, size, example, lambda: example(None, True), "bmap_empty", "bmap_put",
+                                    node)
         return loop
 
     def per_example_loop(self, call, node):
@@ -398,8 +399,13 @@ class _Lower(gast.NodeTransformer):
         def example(b):
             return gast.Call(func=clone(fn_node), args=[take(a, ax.value, b) for a, ax in
                                                                 zip(args.elts, in_axes.elts)], keywords=[])
+
+        def probe():
+            return gast.Call(func=clone(fn_node), args=[
+                clone(a) if ax.value is None else call_named("zero_example", [clone(a), const(ax.value)])
+                for a, ax in zip(args.elts, in_axes.elts)], keywords=[])
         out = self.namer.fresh("stacked")
-        loop, first = self.example_loop(out, size, example, "stack_empty", "stack_put", node)
+        loop, first = self.example_loop(out, size, example, probe, "stack_empty", "stack_put", node)
         ret = gast.Return(value=call_named("stack_finish", [name(out), name(first), clone(out_axes)]))
         copy_loc(ret, node)
         return loop + [ret]

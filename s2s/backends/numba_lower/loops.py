@@ -1,8 +1,8 @@
 """The loop forms compiled code calls: numba_cpu.lower rewrites generated code to them.
 
 reversed_range (reversed(range(...)), which Numba does not compile), and the per-example loops of
-bmap and per_example (bmap_empty, bmap_put, stack_empty, stack_put, stack_finish), each with its
-Numba implementation.
+bmap and per_example (bmap_empty, bmap_put, stack_empty, stack_put, stack_finish, and zero_example
+for a batch of no examples), each with its Numba implementation.
 """
 from __future__ import annotations
 
@@ -82,6 +82,28 @@ def stack_finish(out, first, out_axes):
         axes = out_axes if isinstance(out_axes, (tuple, list)) else (out_axes,) * len(out)
         return tuple(f if ax is None else np.moveaxis(o, 0, ax) for o, f, ax in zip(out, first, axes))
     return first if out_axes is None else np.moveaxis(out, 0, out_axes)
+
+
+def zero_example(a, axis):
+    """An example of zeros of batched `a` (its batch on `axis`): what a batch of no examples runs
+    its per-example code on, once, to size its (empty) stacked outputs."""
+    shape = np.shape(a)[:axis % np.ndim(a)] + np.shape(a)[axis % np.ndim(a) + 1:]
+    out = np.zeros(shape, np.asarray(a).dtype)
+    return out[()] if out.ndim == 0 else out
+
+
+@overload(zero_example, prefer_literal=True)
+def _zero_example(a, axis):
+    k = getattr(axis, "literal_value", None)
+    if not _is_array(a) or not isinstance(k, int) or not -a.ndim <= k < a.ndim:
+        return None
+    k %= a.ndim
+    dtype = _np_dtype(a.dtype)
+    if a.ndim == 1:
+        return lambda a, axis: np.zeros(1, dtype)[0]
+    shape = "".join(f"a.shape[{i}], " for i in range(a.ndim) if i != k)
+    return _impl_from_source(f"import numpy as np\ndef impl(a, axis):\n    return np.zeros(({shape}), dtype)\n",
+                             {"dtype": dtype})
 
 
 def _refuse(msg):

@@ -1,7 +1,7 @@
 """Numba lowering of s2s/runtime_batching.py's helpers (vmap's batched operations).
 
 badd_at, balign, batch_size, baxis, btranspose, breshape, bgetitem, bseed, bmatmul, bdot,
-bunbroadcast, bexpand_reduced, bexpand, bmatmul_vjp_a / bmatmul_vjp_b.
+bunbroadcast, bbroadcast_like, bexpand_reduced, bexpand, bmatmul_vjp_a / bmatmul_vjp_b.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from numba import types
 from ... import runtime as rt
 from ... import runtime_batching as rtb
 from .common import _impl_from_source, _is_array, _is_complex, _is_none, _np_dtype, overload
-from .loops import bmap_empty, bmap_put
+from .loops import bmap_empty, bmap_put, zero_example
 from .runtime import _blas_operand
 
 
@@ -164,8 +164,8 @@ def _bgetitem(x, index, xb):
 
     def per_example(x, index, xb):       # advanced indexing: per example, stacked (np.stack)
         n = x.shape[0]
-        if n < 1:
-            raise ValueError("vmap: a per-example loop needs at least one example (np.stack of no arrays)")
+        if n < 1:           # (no examples: the shape of an example of zeros indexed)
+            return bmap_empty(zero_example(x, 0)[index], 0)
         first = x[0][index]
         out = bmap_empty(first, n)
         bmap_put(out, 0, first)
@@ -173,6 +173,27 @@ def _bgetitem(x, index, xb):
             bmap_put(out, b, x[b][index])
         return out
     return per_example
+
+
+@overload(rtb.bbroadcast_like, prefer_literal=True)
+def _bbroadcast_like(g, x, gb, xb):
+    """bbroadcast_like with its flags known: one shape tuple per case (the Python version's
+    conditional mixes tuples of two lengths, which Numba cannot unify)."""
+    fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
+    if fg is None or fx is None:
+        return None
+    if not fg:
+        return lambda g, x, gb, xb: rt.broadcast_like(g, x)
+    xnd = x.ndim if _is_array(x) else 0
+    if not _is_array(g) or g.ndim < 1 or not (_is_array(x) or isinstance(x, (types.Number, types.Boolean))):
+        return None
+    shape = "x.shape" if fx else "(g.shape[0],)" + (" + x.shape" if xnd else "")
+    lead = (xnd if fx else xnd + 1) - g.ndim
+    if lead < 0:
+        return None
+    inner = "g.shape[:1] + " + repr((1,) * lead) + " + g.shape[1:]"
+    return _impl_from_source("import numpy as np\ndef impl(g, x, gb, xb):\n"
+                             f"    return np.broadcast_to(np.ascontiguousarray(g).reshape({inner}), {shape})\n")
 
 
 @overload(rtb.bseed)
