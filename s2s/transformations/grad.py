@@ -139,6 +139,8 @@ class Transformed(TransformObject):
         """Pytree arguments: differentiate a generated wrapper that takes their leaves.
         `wrap` (e.g. jit) is applied to the transform of the wrapper before calling it."""
         src = source_function(self.fun)
+        if self.transform == "jvp":
+            return self._jvp_tree(src, args, wrap)
         treedefs, flat, leaf_nums, groups = [], [], [], []
         for i, a in enumerate(args):
             if i in self.argnums:
@@ -178,6 +180,35 @@ class Transformed(TransformObject):
         return value, regroup(grads)
 
 
+    def _jvp_tree(self, src, args, wrap):
+        """The tangent function `jvp(f, argnums)(*primals, *tangents)` with pytree primals: each
+        tangent has the structure of its primal; the jvp of a wrapper taking their leaves."""
+        k = len(self.argnums)
+        primals, tangents = args[:len(args) - k], args[len(args) - k:]
+        n = len(primals)
+        if any(not -n <= a < n for a in self.argnums):
+            raise ArgumentError(f"jvp: argnums {self.argnums} is out of range for {n} primals followed by "
+                                f"{k} tangents")
+        treedefs, flat, starts = [], [], []
+        for p in primals:
+            leaves, td = pytree.tree_flatten(p)
+            treedefs.append(None if pytree.is_leaf(td) else td)
+            starts.append(len(flat))
+            flat += leaves
+        leaf_nums, flat_t = [], []
+        for a, t in zip(self.argnums, tangents):
+            leaves, td = pytree.tree_flatten(primals[a])
+            t_leaves, t_td = pytree.tree_flatten(t)
+            if t_td != td:
+                raise ArgumentError(f"jvp: the tangent of argument {a % n} must have the structure of its primal "
+                                    f"(the same tuples, lists and dict keys); got {_structure(t)} for a primal "
+                                    f"{_structure(primals[a])}")
+            leaf_nums += range(starts[a % n], starts[a % n] + len(leaves))
+            flat_t += t_leaves
+        inner = Transformed(flat_wrapper(src, tuple(treedefs)), "jvp", tuple(leaf_nums))
+        return (wrap(inner) if wrap is not None else inner)(*flat, *flat_t)
+
+
 def vjp_pair(fun: Callable, primals: tuple):
     """s2s.vjp: `(fun(*primals), vjp_fn)`, vjp_fn running the generated vjp."""
     if not primals:
@@ -207,6 +238,8 @@ def jvp_pair(fun: Callable, primals, tangents):
     """s2s.jvp with primals and tangents: `(fun(*primals), J @ tangents)` from the generated jvp."""
     if primals is None or tangents is None:
         raise ArgumentError("jvp takes both primals and tangents (or neither, for the tangent function)")
+    if any(not pytree.is_leaf(pytree.tree_flatten(p)[1]) for p in primals):
+        return _jvp_tree(fun, tuple(primals), tuple(tangents))
     (primals, tangents), low = precision.widen((tuple(primals), tuple(tangents)))
     if low is not None:
         return precision.narrow(jvp_pair(fun, primals, tangents), low)
@@ -235,3 +268,25 @@ def jvp_pair(fun: Callable, primals, tangents):
     except Exception as exc:
         note_user_line(exc)          # (a SharedArrayError, an IndexError: at the user's line)
         raise
+
+
+def _jvp_tree(fun: Callable, primals: tuple, tangents: tuple):
+    """jvp with tuple, list or dict primals (JAX's pytrees): the jvp of a generated wrapper that
+    takes their leaves (sources.flat_wrapper); each tangent has its primal's structure."""
+    if len(primals) != len(tangents):
+        raise ArgumentError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    treedefs, flat_p, flat_t = [], [], []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        leaves, td = pytree.tree_flatten(p)
+        t_leaves, t_td = pytree.tree_flatten(t)
+        if t_td != td:
+            raise ArgumentError(f"jvp: tangent {i} must have the structure of its primal (the same tuples, lists "
+                                f"and dict keys); got {_structure(t)} for a primal {_structure(p)}")
+        treedefs.append(None if pytree.is_leaf(td) else td)
+        flat_p += leaves
+        flat_t += t_leaves
+    return jvp_pair(flat_wrapper(source_function(fun), tuple(treedefs)), flat_p, flat_t)
+
+
+def _structure(tree) -> str:
+    return repr(pytree.tree_map(lambda leaf: "*", tree))

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import precision
+from .. import precision, pytree
 from .. import runtime as rt
 from ..codegen import emit
 from ..codegen.user_lines import note_user_line
@@ -20,7 +20,7 @@ from .calls import (bind_keywords, check_argnums, defaults_after, normalize_argn
                     positional_names, user_function)
 from .grad import Transformed
 from .results import owned
-from .sources import TransformObject, source_function
+from .sources import TransformObject, flat_wrapper, source_function
 from .vmap import Batched
 
 
@@ -49,6 +49,8 @@ class Jacobian(TransformObject):
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = bind_keywords(self, args, kwargs)
+        if self.takes_tree(args):
+            return self.call_tree(args)
         check_argnums(args, self.nums, user_function(self.fun))
         args, low = precision.widen(args)      # float32 in, float32 out (as grad)
         try:
@@ -62,6 +64,47 @@ class Jacobian(TransformObject):
 
     def _s2s_source(self) -> Callable:
         return self.source_for(positional_count(self))
+
+    def takes_tree(self, args) -> bool:
+        """A differentiated argument is a tuple, list or dict of arrays (or a dict is passed)."""
+        n = len(args)
+        return any(-n <= a < n and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in self.nums) \
+            or any(isinstance(a, dict) for a in args)
+
+    def call_tree(self, args, wrap=None):
+        """Pytree arguments (as JAX): the Jacobian of a generated wrapper taking their leaves, one block
+        per leaf, shape out.shape + leaf.shape, put back in the argument's structure. `wrap` (jit)
+        is applied to the Jacobian of the wrapper before calling it."""
+        n = len(args)
+        for a in self.nums:
+            if not -n <= a < n:
+                raise ArgumentError(f"argnums={a} is out of range for a call with {n} arguments")
+        nums = [a % n for a in self.nums]
+        treedefs, flat, groups = [], [], {}
+        for i, a in enumerate(args):
+            leaves, td = pytree.tree_flatten(a)
+            if i in nums or isinstance(a, dict):
+                treedefs.append(td)
+                groups[i] = (td, list(range(len(flat), len(flat) + len(leaves))))
+                flat += leaves
+            else:
+                treedefs.append(None)
+                flat.append(a)
+        leaf_nums = tuple(k for a in nums for k in groups[a][1])
+        if not leaf_nums:
+            raise ArgumentError("the differentiated arguments hold no arrays")
+        key = (tuple(treedefs), leaf_nums)
+        inner = self.__dict__.setdefault("_tree_forms", {}).get(key)
+        if inner is None:
+            wrapper = flat_wrapper(source_function(self.fun), tuple(treedefs))
+            inner = self._tree_forms[key] = Jacobian(wrapper, self.mode, leaf_nums)
+        blocks = list((wrap(inner) if wrap is not None else inner)(*flat))
+        out, k = [], 0
+        for a in nums:
+            td, ks = groups[a]
+            out.append(pytree.tree_unflatten(td, blocks[k:k + len(ks)]))
+            k += len(ks)
+        return tuple(out) if self.is_tuple else out[0]
 
     def source_for(self, nargs: int) -> Callable:
         """The Jacobian as a generated Python function of `nargs` arguments (cached)."""

@@ -22,7 +22,7 @@ from ..optimize.specialize import arg_facts
 from ..pipeline import build
 from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, unit_basis
 from .grad import Transformed
-from .jacobians import Hessian
+from .jacobians import Hessian, Jacobian
 from .sources import TransformObject, source_function
 from .vmap import Batched
 
@@ -241,8 +241,12 @@ class Jitted(TransformObject):
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)
+        if isinstance(fun, Jacobian) and fun.takes_tree(args):
+            return fun.call_tree(args, wrap=self._wrap_inner)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)):
             check_argnums(args, fun.argnums, source_function(fun.fun))   # (as the unjitted transform)
+        if isinstance(fun, Batched):
+            fun.check_examples(args)     # (vmap(grad(f)) refuses what grad refuses, jitted or not)
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         facts = arg_facts(args)
@@ -322,9 +326,10 @@ class Jitted(TransformObject):
             self._fast[key] = gen
         return out
 
-    def _wrap_inner(self, inner: "Transformed") -> "Jitted":
-        """The jitted transform of a pytree wrapper (one per wrapper)."""
-        key = (inner.fun, inner.transform, inner.argnums, inner.has_aux)
+    def _wrap_inner(self, inner) -> "Jitted":
+        """The jitted transform (or Jacobian) of a pytree wrapper (one per wrapper)."""
+        key = (inner.fun, inner.transform, inner.argnums, inner.has_aux) if isinstance(inner, Transformed) \
+            else (inner.fun, inner.mode, inner.nums)
         jitted = self._inner_jits.get(key)
         if jitted is None:
             jitted = self._inner_jits[key] = Jitted(inner, self.target, self.cache, self.fallback)

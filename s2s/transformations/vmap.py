@@ -17,7 +17,7 @@ from ..codegen.emit import Generated
 from ..codegen.user_lines import note_user_line
 from ..errors import ArgumentError, TransformError
 from ..pipeline import build
-from .calls import axes_per_argument
+from .calls import axes_per_argument, check_argnums, check_differentiable, user_function
 from .grad import Transformed
 from .results import owned
 from .sources import TransformObject, flat_wrapper, source_function
@@ -85,7 +85,36 @@ class Batched(TransformObject):
             cache[key] = Batched(inner, tuple(axes) + (0,) * (len(flat) - len(args)), self.out_axes, self.axis_size)
         return cache[key](*flat)
 
+    def check_examples(self, args) -> None:
+        """The refusals of the transform this vmap batches, made on one example of each argument:
+        vmap(grad(f)) of int, bool or complex examples raises grad's own error (the batched code
+        would otherwise run on them). Pytree arguments are checked leaf by leaf."""
+        fun, examples = self, list(args)
+        while isinstance(fun, Batched):
+            try:
+                axes = fun._axes_for(len(examples))
+            except ArgumentError:
+                return                       # (in_axes pytrees: checked per leaf in _call_tree)
+            examples = [_example(a, ax) for a, ax in zip(examples, axes)]
+            fun = fun.fun
+        while getattr(fun, "wrapper_kind", None) == "jit":
+            fun = fun.fun
+        kind = getattr(fun, "wrapper_kind", None)
+        if kind == "transform":
+            nums, named = fun.argnums, source_function(fun.fun)
+        elif kind in ("jacobian", "hessian"):
+            nums, named = fun.nums, user_function(fun.fun)
+        else:
+            return
+        n = len(examples)
+        for a in nums:
+            if -n <= a < n and isinstance(examples[a], (tuple, list, dict)):
+                for leaf in pytree.tree_leaves(examples[a]):
+                    check_differentiable(leaf, a % n, named)
+        check_argnums(tuple(examples), nums, named)
+
     def _call(self, args):
+        self.check_examples(args)
         if isinstance(self.fun, Batched):
             return self._nested(args)
         if any(not pytree.is_leaf(pytree.tree_flatten(a)[1]) for a in args):
@@ -178,6 +207,18 @@ class Batched(TransformObject):
 
     def show(self, nargs: int) -> str:
         return self.generated_for(nargs).source
+
+
+def _example(a, ax):
+    """One example of a batched argument (the first; the array itself for an empty batch, whose
+    dtype is the same), a pytree's leaves each taken along ax."""
+    if ax is None:
+        return a
+    if isinstance(a, (tuple, list, dict)):
+        return pytree.tree_map(lambda leaf: _example(leaf, ax), a)
+    if not isinstance(a, np.ndarray) or not -a.ndim <= ax < a.ndim or a.shape[ax] == 0:
+        return a                             # (batch_size says what is wrong with the axis)
+    return a[(slice(None),) * ax + (0,)] if ax >= 0 else a[(Ellipsis, 0) + (slice(None),) * (-ax - 1)]
 
 
 def _leaf_axes(spec, td, position) -> list:
