@@ -137,7 +137,8 @@ def namespace_additions() -> dict[str, Any]:
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
             "prange": numba.prange, "bmap_empty": loops.bmap_empty, "bmap_put": loops.bmap_put,
             "stack_empty": loops.stack_empty, "stack_put": loops.stack_put,
-            "stack_finish": loops.stack_finish, "zero_example": loops.zero_example, "add_at_value": runtime_lowering.add_at_value,
+            "stack_finish": loops.stack_finish, "zero_example": loops.zero_example,
+            "add_at_value": runtime_lowering.add_at_value,
             "objmode": numba.objmode}
 
 
