@@ -6,7 +6,8 @@ JAX's unless docs/conventions.md says why not.  Each test evaluates one function
 kinks at once and checks that value entry by entry for grad, forward mode (jacfwd, and jvp along a
 tangent) and vmap(grad) (one batch row on the kinks, one away from them, that one against finite
 differences).  jit(grad) is checked on one function holding the kinks whose compiled helpers
-differ from the plain ones (one Numba compile); on every group in a slow test.
+differ from the plain ones (one Numba compile), on every group in a slow test, and the CUDA
+target's per-example gradient at hypot's apex under Numba's simulator.
 """
 from __future__ import annotations
 
@@ -85,18 +86,18 @@ STEEP_GRAD = np.array([np.inf, np.inf, np.inf, 0.0, -1.0, -1.0, 2.0, 0.0, 0.0])
 
 def compiled_kinks(v):
     """The kinks whose compiled (Numba) helpers are not the plain ones: |x|, hypot, the 2-norm,
-    np.maximum and np.clip's shares with scalar and array bounds, a max reduction."""
+    np.maximum and np.clip's shares with scalar and array bounds."""
     return (np.abs(v[0]) + np.hypot(v[1], v[2]) + np.linalg.norm(v[3:5]) + np.maximum(v[5], v[6])
             + np.clip(v[7], v[8], v[9]) + np.clip(v[10], v[11], v[12])
-            + np.sum(np.clip(v[13:16], 0.0, 1.0) * W3) + np.max(v[16:19]))
+            + np.sum(np.clip(v[13:16], 0.0, 1.0) * W3))
 
 
 COMPILED_AT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0,
-                        0.0, 1.0, 0.5, 2.0, 2.0, 0.0])
+                        0.0, 1.0, 0.5])
 COMPILED_GRAD = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.5, 0.25, 0.25, 0.5,
-                          0.5, 1.0, 3.0, 0.5, 0.5, 0.0])
+                          0.5, 1.0, 3.0])
 COMPILED_AWAY = np.array([-0.5, 3.0, -4.0, 1.0, 2.0, 1.0, 2.0, 0.5, 0.0, 1.0, 0.3, 0.0, 1.0,
-                          -0.5, 1.5, 0.5, 1.0, 3.0, 0.0])
+                          -0.5, 1.5, 0.5])
 
 
 def _quiet(thunk):
