@@ -108,10 +108,14 @@ class Batched(TransformObject):
             return
         n = len(examples)
         for a in nums:
-            if -n <= a < n and isinstance(examples[a], (tuple, list, dict)):
-                for leaf in pytree.tree_leaves(examples[a]):
+            if not -n <= a < n:
+                check_argnums(tuple(examples), (a,), named)      # (grad's out-of-range error)
+            leaves = pytree.tree_leaves(examples[a]) if isinstance(examples[a], (tuple, list, dict)) \
+                else [examples[a]]
+            for leaf in leaves:
+                # (objects such as a dataclass of arrays are the transform's to flatten or refuse)
+                if np.asarray(leaf).dtype.kind != "O":
                     check_differentiable(leaf, a % n, named)
-        check_argnums(tuple(examples), nums, named)
 
     def _call(self, args):
         self.check_examples(args)
