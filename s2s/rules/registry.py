@@ -243,9 +243,7 @@ def replaced_spellings() -> list[tuple[str, Any, Any]]:
         _SPELLINGS = spellings
     out = []
     for spelling, root, attrs, fn in _SPELLINGS:
-        obj = root
-        for a in attrs:
-            obj = getattr(obj, a, None)
+        obj = _resolve(root, attrs)
         if obj is not fn:
             out.append((spelling, obj, fn))
     return out
