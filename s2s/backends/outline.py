@@ -212,8 +212,12 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
             readers[v] = readers.get(v, 0) + 1
     kernels: dict[tuple, tuple] = {}    # canonical code -> (function, canonical inputs, canonical outputs)
     made: list[gast.FunctionDef] = []
-    # regions later in a list first, so that the indexes of earlier ones stay valid
-    for k in sorted(range(len(found)), key=lambda k: (id(found[k][0]), -found[k][1])):
+    # regions later in a list first, so that the indexes of earlier ones stay valid; lists in the
+    # order first found (not by id(): memory addresses made the kernels' names vary between runs)
+    first_seen: dict[int, int] = {}
+    for k, (body, _, _) in enumerate(found):
+        first_seen.setdefault(id(body), k)
+    for k in sorted(range(len(found)), key=lambda k: (first_seen[id(found[k][0])], -found[k][1])):
         body, start, stop = found[k]
         stmts = body[start:stop]
         order = _Order()
