@@ -65,8 +65,8 @@ def _sparse_kind(obj: Any) -> str:
 
 
 class ForeignValues:
-    """np.matrix refusals and scipy.sparse products: part of `Normalizer` (normalize.py). State
-    it uses: `ns`, `objects`, `frame`; methods of the other parts: `call_rule`, `error`."""
+    """np.matrix refusals and scipy.sparse products: part of `Normalizer` (normalize.py). Fields
+    of `self.state` (normalize_state.py) it uses: `ns`, `objects`, `frame`; methods of the other parts: `call_rule`, `error`."""
 
     def refuse_foreign_array(self, preferred: str, obj: Any, node) -> None:
         kind = foreign_array(obj)
@@ -87,9 +87,9 @@ class ForeignValues:
         helper's parameter bound to one), or None."""
         if not isinstance(atom, gast.Name):
             return None
-        value = self.objects.get(atom.id)
-        if value is None and atom.id in self.ns:
-            value = self.ns[atom.id]
+        value = self.state.objects.get(atom.id)
+        if value is None and atom.id in self.state.ns:
+            value = self.state.ns[atom.id]
         return value if is_sparse(value) else None
 
     def sparse_product(self, left, right, node) -> Any:
@@ -114,8 +114,8 @@ class ForeignValues:
             raise self.error(UnsupportedSyntaxError, f"`.{obj.__name__}` of a scipy.sparse matrix takes one array "
                              "here", node)
         base = func.value if isinstance(func, gast.Attribute) else None
-        if isinstance(base, gast.Name) and base.id in self.frame.locals:
-            receiver = gast.Name(self.frame.rename[base.id], gast.Load(), None, None)
+        if isinstance(base, gast.Name) and base.id in self.state.frame.locals:
+            receiver = gast.Name(self.state.frame.rename[base.id], gast.Load(), None, None)
         else:
             receiver = self.global_ref("sparse_matrix", obj.__self__, node)
         pair = [args[0], receiver] if obj.__name__ == "__rmatmul__" else [receiver, args[0]]
@@ -123,7 +123,8 @@ class ForeignValues:
 
     def check_sparse_uses(self, body: list) -> None:
         """Refuse, at its line, every use of a sparse matrix other than as an operand of the ops."""
-        held = {k for k, v in self.ns.items() if is_sparse(v)} | {k for k, v in self.objects.items() if is_sparse(v)}
+        state = self.state
+        held = {k for k, v in state.ns.items() if is_sparse(v)} | {k for k, v in state.objects.items() if is_sparse(v)}
         if not held:
             return
 
@@ -144,8 +145,8 @@ class ForeignValues:
                 for n in (n for p in parts for n in iter_nodes(p)):
                     if isinstance(n, gast.Name) and n.id in held and isinstance(n.ctx, gast.Load) \
                             and id(n) not in allowed:
-                        src = getattr(s, "s2s_src", None) or self.frame.parsed.source
-                        value = self.ns.get(n.id, self.objects.get(n.id))
+                        src = getattr(s, "s2s_src", None) or state.frame.parsed.source
+                        value = state.ns.get(n.id, state.objects.get(n.id))
                         raise src.error(
                             UnsupportedSyntaxError,
                             f"this uses a {_sparse_kind(value)} other than in a product with a dense array; s2s "
