@@ -379,39 +379,6 @@ class FunctionValues:
                 state.functions[var] = AMBIGUOUS if (a is not None or var in before) and \
                     (b is not None or var in before) else (a if a is not None else b)
 
-    # ----- the end: function values left where generated code needs an object ----------
-    def materialize_functions(self, body: list) -> None:
-        """A function value in a value position: the global function (with a rule) it is, or an error."""
-        normalizer = self
-
-        class Materialize(gast.NodeTransformer):
-            stmt = None
-
-            def visit(self, node):
-                if isinstance(node, gast.stmt):
-                    Materialize.stmt = node
-                return super().visit(node)
-
-            def visit_Name(self, node):
-                if "$" in node.id:
-                    raise TransformError(f"internal error: the private name {node.id} reached generated code "
-                                         "(please report it)")
-                value = normalizer.state.functions.get(node.id)
-                if value is None or not isinstance(node.ctx, gast.Load):
-                    return node
-                if isinstance(value, PyFunction) and (lookup(value.obj) is not None or composite_of(value.obj) is not None
-                                                      or not isinstance(value.obj, types.FunctionType)):
-                    return copy_loc(normalizer.global_ref(getattr(value.obj, "__name__", "fn"), value.obj,
-                                                          Materialize.stmt), node)
-                src = getattr(Materialize.stmt, "s2s_src", None) or normalizer.state.frame.parsed.source
-                raise src.error(
-                    UnsupportedSyntaxError, "s2s calls functions defined in the code it reads, but cannot hand one to "
-                    "code it does not read, or return it", Materialize.stmt,
-                    "call the function here, or pass its result")
-        fixer = Materialize()
-        for i, s in enumerate(body):
-            body[i] = fixer.visit(s)
-
 
 def parameter_names(args) -> list[str]:
     names = [a.id for a in list(args.posonlyargs) + list(args.args)]
@@ -440,3 +407,38 @@ def signature_of(args, defaults: list, kw_defaults: dict) -> inspect.Signature:
         params.append(P(args.kwarg.id, P.VAR_KEYWORD))
     return inspect.Signature(params)
 
+
+# ----- the pass after normalization: function values left where generated code needs an object ---
+def materialize_functions(body: list, functions: dict[str, Any], global_ref, source) -> None:
+    """The pass after normalization that turns a function value in a value position into the global
+    function (with a rule) it is, or refuses it. `functions`: which variable holds which function
+    (NormalizeState.functions); `global_ref`: binds an object as a global of the generated code
+    (resolution.py); `source`: the top function's (for a statement that carries none)."""
+
+    class Materialize(gast.NodeTransformer):
+        stmt = None
+
+        def visit(self, node):
+            if isinstance(node, gast.stmt):
+                Materialize.stmt = node
+            return super().visit(node)
+
+        def visit_Name(self, node):
+            if "$" in node.id:
+                raise TransformError(f"internal error: the private name {node.id} reached generated code "
+                                     "(please report it)")
+            value = functions.get(node.id)
+            if value is None or not isinstance(node.ctx, gast.Load):
+                return node
+            if isinstance(value, PyFunction) and (lookup(value.obj) is not None or composite_of(value.obj) is not None
+                                                  or not isinstance(value.obj, types.FunctionType)):
+                return copy_loc(global_ref(getattr(value.obj, "__name__", "fn"), value.obj, Materialize.stmt),
+                                node)
+            src = getattr(Materialize.stmt, "s2s_src", None) or source
+            raise src.error(
+                UnsupportedSyntaxError, "s2s calls functions defined in the code it reads, but cannot hand one to "
+                "code it does not read, or return it", Materialize.stmt,
+                "call the function here, or pass its result")
+    fixer = Materialize()
+    for i, s in enumerate(body):
+        body[i] = fixer.visit(s)

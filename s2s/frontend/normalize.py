@@ -29,8 +29,12 @@ The work is split by concern into the mixins `Normalizer` is made of, each modul
 of this it leaves behind: resolution.py (names and attributes -> Python objects, globals of the
 generated code), inlining.py (calls: rule calls stay, other callees are inlined), statements.py
 (statement desugaring), loops.py (for/while), anf.py (expressions in A-normal form), containers.py
-(tuples, lists and dicts split into variables). ast_build.py holds the node builders every later
-pass uses too.
+and sequences.py (tuples, lists and dicts split into variables), functions.py (function values),
+foreign.py (np.matrix, scipy.sparse), effects.py (side effects kept as written). What they share
+is one declared record, `NormalizeState` (normalize_state.py: each field with who writes and who
+reads it), handed to `Normalizer`; the checks of the finished body (`materialize_functions`,
+`check_sparse_uses`) are passes of their own, run after it by `normalize`. ast_build.py holds the
+node builders every later pass uses too.
 """
 from __future__ import annotations
 
@@ -44,8 +48,8 @@ from .anf import ExpressionANF
 from .ast_build import assign, const, copy_loc, scope_locals
 from .containers import SplitContainers
 from .fence import fence
-from .foreign import ForeignValues
-from .functions import FunctionValues
+from .foreign import ForeignValues, check_sparse_uses
+from .functions import FunctionValues, materialize_functions
 from .inlining import CallInlining
 from .effects import SideEffects
 from .sequences import SequenceBuilding
@@ -69,8 +73,9 @@ class NormalizedFunction:
 
 class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuilding, ExpressionANF, CallInlining,
                  FunctionValues, SplitContainers, NameResolution, ForeignValues):
-    """One normalization: its entry point, `run`; the methods of each concern come from the
-    mixins, and the state they share is `state` (a NormalizeState, normalize_state.py)."""
+    """The pass that normalizes the body (`normalize_body`) and the function around it
+    (`function_def`); the methods of each concern come from the mixins, and the state they share is
+    `state` (a NormalizeState, normalize_state.py)."""
 
     def __init__(self, state: NormalizeState):
         self.state = state      # everything the parts share (normalize_state.py)
@@ -80,8 +85,9 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
         # (a node read from an inlined body carries that body's source: frontend/call_sites.py)
         return (getattr(node, "s2s_src", None) or self.state.frame.parsed.source).error(cls, msg, node, hint)
 
-    # ----- entry ----------------------------------------------------------------
-    def run(self) -> NormalizedFunction:
+    # ----- the body: resolution, inlining, desugaring, ANF ---------------------------------------
+    def normalize_body(self) -> tuple[list, dict[str, str]]:
+        """The top function's statements in A-normal form, and how its locals were renamed."""
         state = self.state
         fdef = state.top.node
         params = [a.id for a in fdef.args.args]
@@ -117,8 +123,15 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
             ret = gast.Return(value=self.emit_literal(self.aggregate_or_name(frame.result)))
             copy_loc(ret, body_src[-1])
             body.append(ret)
-        self.materialize_functions(body)
-        self.check_sparse_uses(body)
+        return body, rename
+
+    # ----- the function around it --------------------------------------------------------------
+    def function_def(self, body: list, rename: dict[str, str]) -> NormalizedFunction:
+        """The normalized function: `body` under the top function's (renamed) parameters, its
+        defaults bound, every node tagged with its source."""
+        state = self.state
+        fdef = state.top.node
+        params = [a.id for a in fdef.args.args]
         args = clone(fdef.args)
         args.kwonlyargs, args.kw_defaults = [], []     # (bound to their defaults in the body)
         for a in args.args:
@@ -138,6 +151,16 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
 
 
 def normalize(parsed: ParsedFunction, keep_calls: frozenset = frozenset()) -> NormalizedFunction:
-    """Normalize a parsed function; calls to `keep_calls` stay calls instead of being inlined."""
+    """Normalize a parsed function; calls to `keep_calls` stay calls instead of being inlined.
+
+    The passes, in order, and what each hands the next: the fence (nothing: it refuses what s2s does
+    not read); the Normalizer (the body in ANF, the renames, and the state its parts filled in:
+    normalize_state.py); the two checks of the result, which read that state (function values,
+    sparse matrices: they may bind globals of the generated code); the function around the body."""
     fence(parsed)
-    return Normalizer(NormalizeState.start(parsed, keep_calls)).run()
+    state = NormalizeState.start(parsed, keep_calls)
+    normalizer = Normalizer(state)
+    body, rename = normalizer.normalize_body()
+    materialize_functions(body, state.functions, normalizer.global_ref, parsed.source)
+    check_sparse_uses(body, state.ns, state.objects, parsed.source)
+    return normalizer.function_def(body, rename)
