@@ -3,14 +3,15 @@
 Each part (resolution.py, inlining.py, statements.py, ...) reads and writes what the others learned
 through `self.state`, whose fields are declared (with who writes and who reads them) in one
 dataclass; a part that kept an attribute of its own on `self` would be state no declaration names.
-Checked here: every `self.<name>` in the parts' code is `self.state` or a method, and every
-`state.<name>` is a declared field.
+Checked here: every `self.<name>` in the parts' code is `self.state` or a method, every
+`state.<name>` is a declared field, and each field's comment names every part that uses it.
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
 import inspect
+import re
 
 import pytest
 
@@ -74,3 +75,30 @@ def test_undeclared_state_cannot_be_set():
     state = NormalizeState.start(parse_function(_square))
     with pytest.raises(AttributeError):
         state.scratch = {}      # (a typo or an undeclared field: refused, not silently added)
+
+
+def _declared_users() -> dict[str, set[str] | None]:
+    """field -> the modules its comment in normalize_state.py names (None: "every part")."""
+    from s2s.frontend import normalize_state
+    lines = inspect.getsource(normalize_state).splitlines()
+    users: dict[str, set[str] | None] = {}
+    for i, line in enumerate(lines):
+        m = re.match(r"    (\w+): ", line)
+        if not m or m.group(1) not in {f.name for f in dataclasses.fields(NormalizeState)}:
+            continue
+        j, comment = i - 1, []
+        while lines[j].startswith("    # ") and not lines[j].startswith("    # -----"):
+            comment.insert(0, lines[j])
+            j -= 1
+        text = " ".join(comment)
+        users[m.group(1)] = None if "every part" in text else set(re.findall(r"(\w+)\.py", text))
+    return users
+
+
+def test_each_field_names_the_parts_that_use_it():
+    declared = _declared_users()
+    undeclared = [f"{field}: used in {cls.__module__.rsplit('.', 1)[1]}.py (line {line})"
+                  for cls in _parts() for line, field in _attribute_uses(cls)[1]
+                  if declared.get(field) is not None and cls.__module__.rsplit(".", 1)[1] not in declared[field]]
+    assert not undeclared, ("a part uses a field its comment in normalize_state.py does not name; add the "
+                            "part to who writes / reads it:\n  " + "\n  ".join(sorted(set(undeclared))))

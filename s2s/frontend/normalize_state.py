@@ -5,8 +5,9 @@ statements.py, loops.py, anf.py, containers.py, sequences.py, functions.py, fore
 with effect_regions.py); they share what they learn about the function being normalized through
 this record, `normalizer.state`, and through nothing else: a part holds no attribute of its own
 (tests/test_normalize_state.py checks it). Each field says what it holds, which parts write it
-(besides `start`, which sets every field) and which read it. A part that calls another part's
-method leaves that field to the method.
+(besides `start`, which sets every field) and which read it; the test checks that every part
+using a field is named there. A part that calls another part's method leaves that field to the
+method.
 """
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ class NormalizeState:
     # ----- where normalization is ----------------------------------------------------------------
     # the function whose statements are being normalized: its renames, locals, loop stack, early
     # return flags (statements.py's Frame). Written: normalize.py (the top one), inlining.py (an
-    # inlined callee's, while its body is normalized). Read: every part but containers.py
+    # inlined callee's, while its body is normalized). Read: normalize.py, resolution.py,
+    # inlining.py, statements.py, loops.py, anf.py, sequences.py, functions.py, foreign.py,
+    # effects.py, effect_regions.py
     frame: Frame | None = None
     # functions being inlined, outermost first, to refuse unbounded recursion.
     # Written and read: inlining.py
