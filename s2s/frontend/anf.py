@@ -47,8 +47,9 @@ RESULT_FIELDS = {id(np.linalg.slogdet): ("sign", "logabsdet"), id(np.linalg.eigh
 
 
 class ExpressionANF:
-    """Expression part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py)
-    it uses: `frame`, `namer`, `aggregates`, `agg_meta`, `constants`, `results`, `row_lists`; methods of the other parts: `assign_aggregate`, `bind_value`,
+    """Expression part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `frame`, `namer`, `aggregates`, `agg_meta`, `constants`,
+    `results`, `row_lists`; methods of the other parts: `assign_aggregate`, `bind_value`,
     `aggregate_or_name`, `element_of`, `slice_of`, `emit_literal` (containers.py), `call_rule`
     (inlining.py), `resolve`, `try_resolve`, `lookup_global`, `global_ref`, `object_rooted`
     (resolution.py), `error`."""

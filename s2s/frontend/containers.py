@@ -28,9 +28,10 @@ from .nodes import names_in
 
 
 class SplitContainers:
-    """Container part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py) it
-    uses: `aggregates`, `agg_meta`, `namer`, `constants`, `functions`, `holders`, `list_depth`,
-    `dynamic_depth`, `row_lists`, `stale`; methods of the other parts: `arg_atom` (anf.py), `call_rule` (inlining.py), `error`."""
+    """Container part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `aggregates`, `agg_meta`, `namer`, `constants`, `functions`,
+    `holders`, `list_depth`, `dynamic_depth`, `row_lists`, `stale`; methods of the other parts:
+    `arg_atom` (anf.py), `call_rule` (inlining.py), `error`."""
 
     def assign_aggregate(self, var: str, elts: list, out: list, s, meta: tuple = ("tuple", None, None)) -> None:
         """var = (e0, e1, ...): one variable per element (elements not yet normalized)."""

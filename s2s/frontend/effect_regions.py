@@ -23,8 +23,9 @@ from .nodes import iter_nodes
 class ContextRegions:
     """`with` / `try` part of `SideEffects` (effects.py), whose methods it uses (`effects_only`,
     `emit_block`, `is_effect_call`, `_callee`, `_scan`, `_bind_object`, `_where`, `_rebind`,
-    `_runtime_callee`); and those of `Normalizer`'s other parts: `stmts`, `guard_flag`, `arg_atom`,
-    `call_rule`, `error`. Fields of `self.state` (normalize_state.py) it uses: `frame`, `namer`."""
+    `_runtime_callee`); and those of `Normalizer`'s other parts: `stmts`, `guard_flag`,
+    `arg_atom`, `call_rule`, `error`. Fields of `self.state` (normalize_state.py) it uses:
+    `frame`, `namer`."""
 
     # ----- with and try --------------------------------------------------------------------------
     def _refuse_leaving(self, s, parts: list) -> None:

@@ -85,8 +85,8 @@ _EXCEPTION_TYPES = (BaseException,)
 
 class SideEffects(ContextRegions):
     """Side-effect part of `Normalizer` (normalize.py): see the module docstring. Fields of
-    `self.state` (normalize_state.py) it uses: `frame`, `namer`, `ns`, `top`, `aggregates`, `functions`,
-    `row_lists`, `effect_scans`; methods of the other parts: `stmts`, `guard_flag`,
+    `self.state` (normalize_state.py) it uses: `frame`, `namer`, `ns`, `top`, `aggregates`,
+    `functions`, `row_lists`, `effect_scans`; methods of the other parts: `stmts`, `guard_flag`,
     `assign_to` (statements.py), `atom`, `arg_atom` (anf.py), `call_rule`, `expr_Call`
     (inlining.py), `aggregate_or_name` (containers.py), `resolve`, `lookup_global`,
     `is_local_rooted`, `object_rooted` (resolution.py), `error`; it extends `stmt_Expr`,

@@ -66,7 +66,8 @@ def _sparse_kind(obj: Any) -> str:
 
 class ForeignValues:
     """np.matrix refusals and scipy.sparse products: part of `Normalizer` (normalize.py). Fields
-    of `self.state` (normalize_state.py) it uses: `ns`, `objects`, `frame`; methods of the other parts: `call_rule`, `error`."""
+    of `self.state` (normalize_state.py) it uses: `ns`, `objects`, `frame`; methods of the other
+    parts: `call_rule`, `error`."""
 
     def refuse_foreign_array(self, preferred: str, obj: Any, node) -> None:
         kind = foreign_array(obj)

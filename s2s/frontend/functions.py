@@ -80,9 +80,10 @@ def is_function_object(obj) -> bool:
 
 class FunctionValues:
     """Function-value part of `Normalizer` (normalize.py). Fields of `self.state`
-    (normalize_state.py) it uses: `functions`, `frame`, `namer`, `aggregates`, `agg_meta`; methods of the other parts: `arg_atom`, `atom`
-    (anf.py), `bind_value`, `aggregate_or_name`, `element_of` (containers.py), `call_object`,
-    `inline_body` (inlining.py), `store_name`, `global_ref` (resolution.py), `error`."""
+    (normalize_state.py) it uses: `functions`, `frame`, `namer`, `aggregates`, `agg_meta`;
+    methods of the other parts: `arg_atom`, `atom` (anf.py), `bind_value`, `aggregate_or_name`,
+    `element_of` (containers.py), `call_object`, `inline_body` (inlining.py), `store_name`,
+    `global_ref` (resolution.py), `error`."""
 
     # ----- making function values ------------------------------------------------
     def function_atom(self, value, hint: str = "fn") -> gast.Name:

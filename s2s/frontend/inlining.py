@@ -60,10 +60,10 @@ MAX_INLINES = 2000      # inlined calls of a recursive function in all
 
 class CallInlining:
     """Call part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py) it
-    uses: `frame` (the callee's while it is inlined), `inline_stack`, `inline_counts`, `keep_calls`,
-    `deps`, `ns`, `namer`, `aggregates`, `agg_meta`, `functions`, `row_lists`, `objects`,
-    `object_names`; methods of the other parts: `stmts` (statements.py), `atom`, `arg_atom`
-    (anf.py), `assign_aggregate`, `bind_value`, `aggregate_or_name`, `emit_literal`
+    uses: `frame` (the callee's while it is inlined), `inline_stack`, `inline_counts`,
+    `keep_calls`, `deps`, `ns`, `namer`, `aggregates`, `agg_meta`, `functions`, `row_lists`,
+    `objects`, `object_names`; methods of the other parts: `stmts` (statements.py), `atom`,
+    `arg_atom` (anf.py), `assign_aggregate`, `bind_value`, `aggregate_or_name`, `emit_literal`
     (containers.py), `resolve`, `try_resolve`, `is_local_rooted`, `global_ref`, `object_of`,
     `object_rooted` (resolution.py), `error`."""
 

@@ -29,11 +29,12 @@ from .statements import Loop, _has_return
 
 
 class LoopDesugaring:
-    """Loop part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py)
-    it uses: `frame` (its `loops` stack), `namer`, `aggregates`, `agg_meta`, `constants`, `functions`,
-    `dynamic_depth`; methods of the other parts: `stmts`, `guard_flag`,
-    `assign_normalized` (statements.py), `atom`, `expr_into` (anf.py), `bind_value`, `element_of`
-    (containers.py), `call_rule` (inlining.py), `store_name`, `try_resolve` (resolution.py), `error`."""
+    """Loop part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py) it
+    uses: `frame` (its `loops` stack), `namer`, `aggregates`, `agg_meta`, `constants`,
+    `functions`, `dynamic_depth`; methods of the other parts: `stmts`, `guard_flag`,
+    `assign_normalized` (statements.py), `atom`, `expr_into` (anf.py), `bind_value`,
+    `element_of` (containers.py), `call_rule` (inlining.py), `store_name`, `try_resolve`
+    (resolution.py), `error`."""
 
     def stmt_While(self, s):
         out: list = []

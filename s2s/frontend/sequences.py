@@ -37,11 +37,12 @@ COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
 
 
 class SequenceBuilding:
-    """List/dict part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py) it
-    uses: `aggregates`, `agg_meta`, `constants`, `functions`, `holders`, `appended_rows`, `row_lists`,
-    `list_depth`, `dynamic_depth`, `list_groups`, `stale`, `frame`, `namer`; methods of the other parts: `stmts` (statements.py), `atom`, `arg_atom` (anf.py),
-    `bind_value`, `aggregate_or_name`, `element_of` (containers.py), `call_rule`, `call_arguments`
-    (inlining.py), `error`."""
+    """List/dict part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `aggregates`, `agg_meta`, `constants`, `functions`, `holders`,
+    `appended_rows`, `row_lists`, `list_depth`, `dynamic_depth`, `list_groups`, `stale`,
+    `frame`, `namer`; methods of the other parts: `stmts` (statements.py), `atom`, `arg_atom`
+    (anf.py), `bind_value`, `aggregate_or_name`, `element_of` (containers.py), `call_rule`,
+    `call_arguments` (inlining.py), `error`."""
 
     # ----- methods of split lists and dicts ------------------------------------------
     def container_method(self, func, node, out):

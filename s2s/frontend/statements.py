@@ -51,12 +51,13 @@ class Frame:
 
 
 class StatementDesugaring:
-    """Statement part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py)
-    it uses: `frame`, `namer`, `aggregates`, `agg_meta`, `constants`, `functions`, `results`,
-    `objects`, `holders`, `appended_rows`, `row_lists`, `always_leaves`, `alias_checks`; methods of the other parts: `atom`, `arg_atom`,
-    `simple`, `index`, `note_result` (anf.py), `assign_aggregate`, `bind_value`,
-    `aggregate_or_name`, `emit_literal` (containers.py), `call_rule` (inlining.py), `store_name`,
-    `local_name`, `object_of`, `stores_in_frame` (resolution.py), `error`."""
+    """Statement part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `frame`, `namer`, `aggregates`, `agg_meta`, `constants`,
+    `functions`, `results`, `objects`, `holders`, `appended_rows`, `row_lists`, `always_leaves`,
+    `alias_checks`; methods of the other parts: `atom`, `arg_atom`, `simple`, `index`,
+    `note_result` (anf.py), `assign_aggregate`, `bind_value`, `aggregate_or_name`,
+    `emit_literal` (containers.py), `call_rule` (inlining.py), `store_name`, `local_name`,
+    `object_of`, `stores_in_frame` (resolution.py), `error`."""
 
     def stmts(self, body: list) -> tuple[list, bool]:
         """Normalize a statement list; True if control may leave it early."""
