@@ -47,8 +47,9 @@ RESULT_FIELDS = {id(np.linalg.slogdet): ("sign", "logabsdet"), id(np.linalg.eigh
 
 
 class ExpressionANF:
-    """Expression part of `Normalizer` (normalize.py). State it uses: `frame`, `namer`, `aggregates`,
-    `agg_meta`, `results`; methods of the other parts: `assign_aggregate`, `bind_value`,
+    """Expression part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `frame`, `namer`, `aggregates`, `agg_meta`, `constants`,
+    `results`, `row_lists`; methods of the other parts: `assign_aggregate`, `bind_value`,
     `aggregate_or_name`, `element_of`, `slice_of`, `emit_literal` (containers.py), `call_rule`
     (inlining.py), `resolve`, `try_resolve`, `lookup_global`, `global_ref`, `object_rooted`
     (resolution.py), `error`."""
@@ -56,13 +57,13 @@ class ExpressionANF:
     def atom(self, node, out: list) -> Any:
         """Normalize `node` to an atom (Name or Constant), emitting statements."""
         if isinstance(node, (gast.Tuple, gast.List)):
-            tmp = self.namer.temp()
+            tmp = self.state.namer.temp()
             self.assign_aggregate(tmp, node.elts, out, node)
             return name(tmp)
         simple = self.simple(node, out)
         if is_atom(simple):
             return simple
-        tmp = self.namer.temp()
+        tmp = self.state.namer.temp()
         if isinstance(simple, (gast.Tuple, gast.List)):   # an element that is itself a container
             self.bind_value(tmp, simple, out, node)
             return name(tmp)
@@ -74,16 +75,16 @@ class ExpressionANF:
         """Remember which variables hold an np.linalg namedtuple (for `.logabsdet` & co.)."""
         fields = RESULT_FIELDS.get(id(getattr(value, "s2s_fn", None))) if isinstance(value, gast.Call) else None
         if fields is not None:
-            self.results[var] = fields
+            self.state.results[var] = fields
         else:
-            self.results.pop(var, None)
+            self.state.results.pop(var, None)
 
     def arg_atom(self, node, out: list) -> Any:
         """Like atom, but tuples/lists stay literal (shapes, axes, lists of arrays)."""
         if isinstance(node, (gast.Tuple, gast.List)):
             return type(node)([self.arg_atom(e, out) for e in node.elts], gast.Load())
         a = self.atom(node, out)
-        if isinstance(a, gast.Name) and a.id in self.aggregates:
+        if isinstance(a, gast.Name) and a.id in self.state.aggregates:
             return self.aggregate_or_name(a.id)
         return a
 
@@ -120,8 +121,8 @@ class ExpressionANF:
         """The Python constant an atom holds, if s2s knows it (a literal, a variable bound to one)."""
         if isinstance(atom, gast.Constant):
             return atom.value
-        if isinstance(atom, gast.Name) and atom.id in self.constants:
-            return self.constants[atom.id]
+        if isinstance(atom, gast.Name) and atom.id in self.state.constants:
+            return self.state.constants[atom.id]
         return UNKNOWN
 
     def folded(self, simple) -> Any:
@@ -169,11 +170,11 @@ class ExpressionANF:
         return const(node.value)
 
     def expr_Name(self, node, out):
-        if node.id in self.frame.locals:
-            var = self.frame.rename[node.id]
-            if var in self.aggregates:
+        if node.id in self.state.frame.locals:
+            var = self.state.frame.rename[node.id]
+            if var in self.state.aggregates:
                 self.check_fresh(var, node)
-            if var in self.row_lists:        # a list grown in a kept loop: its rows so far (sequences.py)
+            if var in self.state.row_lists:        # a list grown in a kept loop: its rows so far (sequences.py)
                 return self.row_view(var, node, out)
             return name(var)
         obj = self.lookup_global(node)
@@ -182,6 +183,7 @@ class ExpressionANF:
         return self.global_ref(node.id, obj, node)
 
     def expr_Attribute(self, node, out):
+        state = self.state
         root = node
         while isinstance(root, gast.Attribute):
             root = root.value
@@ -189,22 +191,23 @@ class ExpressionANF:
             # `self.w`: read when the code runs (the object's current weights, not those it had
             # when the function was transformed)
             return gast.Attribute(self.atom(node.value, out), node.attr, gast.Load())
-        if isinstance(root, gast.Name) and root.id in self.frame.locals or not isinstance(root, gast.Name):
+        if isinstance(root, gast.Name) and root.id in state.frame.locals or not isinstance(root, gast.Name):
             base = self.atom(node.value, out)
-            if isinstance(base, gast.Name) and base.id in self.aggregates:
-                if self.agg_meta.get(base.id, ("tuple",))[0] == "record":
+            if isinstance(base, gast.Name) and base.id in state.aggregates:
+                if state.agg_meta.get(base.id, ("tuple",))[0] == "record":
                     return self.element_of(base.id, node.attr, node)
                 raise self.error(UnsupportedSyntaxError, f"a tuple/list/dict has no attribute `.{node.attr}` here", node)
             if node.attr == "T":
                 return self.call_rule(np.transpose, [base], node)
             if node.attr in ("real", "imag"):
                 return self.call_rule(np.real if node.attr == "real" else np.imag, [base], node)
-            if isinstance(base, gast.Name) and node.attr in self.results.get(base.id, ()):
-                return gast.Subscript(base, const(self.results[base.id].index(node.attr)), gast.Load())
+            if isinstance(base, gast.Name) and node.attr in state.results.get(base.id, ()):
+                return gast.Subscript(base, const(state.results[base.id].index(node.attr)), gast.Load())
             if node.attr in NONDIFF_ATTRS:
                 return gast.Attribute(base, node.attr, gast.Load())
-            if isinstance(node.value, gast.Name) and self.frame.result is None and \
-                    node.value.id in {a.id for a in self.frame.parsed.node.args.args} and node.value.id not in scope_locals(self.frame.parsed.node.body) and node.attr not in _ARRAY_ATTRS:
+            if isinstance(node.value, gast.Name) and state.frame.result is None and \
+                    node.value.id in {a.id for a in state.frame.parsed.node.args.args} and \
+                    node.value.id not in scope_locals(state.frame.parsed.node.body) and node.attr not in _ARRAY_ATTRS:
                 # an attribute of an argument that is an object (a config): read when the code runs;
                 # a constant for the derivative (objects are not differentiated: pytrees are split)
                 return gast.Attribute(base, node.attr, gast.Load())
@@ -248,16 +251,16 @@ class ExpressionANF:
         if len(node.ops) == 1:
             left, right = self.atom(node.left, out), self.atom(node.comparators[0], out)
             if isinstance(node.ops[0], (gast.Is, gast.IsNot)) and any(
-                    isinstance(a, gast.Name) and a.id in self.aggregates for a in (left, right)) and any(
+                    isinstance(a, gast.Name) and a.id in self.state.aggregates for a in (left, right)) and any(
                     isinstance(a, gast.Constant) and a.value is None for a in (left, right)):
                 # a tuple/list/dict (split into its elements) is not None: `if axes is None:`
                 return const(isinstance(node.ops[0], gast.IsNot))
             # a tuple built here compares as the tuple it is (`w.shape == (n,)`)
             left, right = (self.emit_literal(self.aggregate_or_name(a.id)) if isinstance(a, gast.Name)
-                           and a.id in self.aggregates else a for a in (left, right))
+                           and a.id in self.state.aggregates else a for a in (left, right))
             return gast.Compare(left, node.ops, [right])
         # a < b < c  ->  r = a < b; if r: r = b < c   (b evaluated once)
-        result = self.namer.temp()
+        result = self.state.namer.temp()
         left = self.atom(node.left, out)
         first_right = self.atom(node.comparators[0], out)
         out.append(assign(result, gast.Compare(left, [node.ops[0]], [first_right]), node))
@@ -271,7 +274,7 @@ class ExpressionANF:
         return name(result)
 
     def expr_BoolOp(self, node, out):
-        result = self.namer.temp()
+        result = self.state.namer.temp()
         self.expr_into(node.values[0], result, out)
         for v in node.values[1:]:
             inner: list = []
@@ -283,13 +286,13 @@ class ExpressionANF:
         return name(result)
 
     def expr_IfExp(self, node, out):
-        result = self.namer.temp()
+        result = self.state.namer.temp()
         test = self.atom(node.test, out)
         known = self.known_value(test)
         if known is not UNKNOWN and isinstance(known, _FOLDABLE) and self.settled(node.test):   # decided now
             return self.simple(node.body if known else node.orelse, out)
         if isinstance(test, gast.Constant):
-            tmp = self.namer.temp()
+            tmp = self.state.namer.temp()
             out.append(assign(tmp, test, node))
             test = name(tmp)
         body: list = []
@@ -303,12 +306,12 @@ class ExpressionANF:
         trick = self.try_resolve(node.value) if isinstance(node.value, (gast.Name, gast.Attribute)) else None
         if trick is np.r_ or trick is np.c_:
             return self.index_trick(trick, node, out)
-        if isinstance(node.value, gast.Name) and self.frame.rename.get(node.value.id) in self.row_lists \
+        if isinstance(node.value, gast.Name) and self.state.frame.rename.get(node.value.id) in self.state.row_lists \
                 and not isinstance(node.slice, (gast.Slice, gast.Tuple)):
-            return self.row_element(self.frame.rename[node.value.id], self.atom(node.slice, out), node, out)
+            return self.row_element(self.state.frame.rename[node.value.id], self.atom(node.slice, out), node, out)
         base = self.atom(node.value, out)
-        if isinstance(base, gast.Name) and base.id in self.aggregates:
-            elems = self.aggregates[base.id]
+        if isinstance(base, gast.Name) and base.id in self.state.aggregates:
+            elems = self.state.aggregates[base.id]
             idx = node.slice
             if isinstance(idx, gast.Constant):
                 return self.element_of(base.id, idx.value, node)
@@ -317,13 +320,13 @@ class ExpressionANF:
             if isinstance(idx, gast.Slice):
                 return self.slice_of(base.id, idx, node)
             index = self.atom(idx, out)
-            if isinstance(index, gast.Name) and index.id in self.constants:   # a loop's key, a constant argument
-                return self.element_of(base.id, self.constants[index.id], node)
-            if self.agg_meta.get(base.id, ("tuple",))[0] in ("dict", "record"):
+            if isinstance(index, gast.Name) and index.id in self.state.constants:   # a loop's key, a constant argument
+                return self.element_of(base.id, self.state.constants[index.id], node)
+            if self.state.agg_meta.get(base.id, ("tuple",))[0] in ("dict", "record"):
                 raise self.error(UnsupportedSyntaxError, "s2s needs the key of a dict built in the function when it "
                                  "reads the code, and this key is known only when the code runs", node,
                                  "index with a constant key, or loop over the dict's .items()")
-            options = [name(e) if e not in self.aggregates else None for e in elems]
+            options = [name(e) if e not in self.state.aggregates else None for e in elems]
             if any(o is None for o in options):
                 raise self.error(UnsupportedSyntaxError, "s2s cannot index a list of tuples with a variable", node,
                                  "stack the values into an array (np.stack) to index it with a variable")
@@ -342,12 +345,13 @@ class ExpressionANF:
                              "write np.concatenate([...]), np.column_stack([...]) or np.arange / np.linspace instead")
         parts = []
         for item in items:
-            tmp = self.namer.temp()
+            tmp = self.state.namer.temp()
             out.append(assign(tmp, self.call_rule(np.atleast_1d, [self.atom(item, out)], node), node))
             parts.append(name(tmp))
         return self.call_rule(np.concatenate, [gast.Tuple(parts, gast.Load())], node)     # (a tuple: Numba too)
 
     def index(self, node, out) -> Any:
+        state = self.state
         if isinstance(node, gast.Slice):
             parts = [None if p is None else self.atom(p, out) for p in (node.lower, node.upper, node.step)]
             return gast.Slice(*parts)
@@ -359,10 +363,10 @@ class ExpressionANF:
             literal = self.arg_atom(node, out)
         else:
             a = self.atom(node, out)
-            literal = self.aggregate_or_name(a.id) if isinstance(a, gast.Name) and a.id in self.aggregates else None
+            literal = self.aggregate_or_name(a.id) if isinstance(a, gast.Name) and a.id in state.aggregates else None
         if _container_kind(literal) == "list":
             # x[[0, 2]], x[idx] with idx = [i, j]: NumPy reads a list index as an index array
-            tmp = self.namer.temp()
+            tmp = state.namer.temp()
             out.append(assign(tmp, self.call_rule(np.array, [self.emit_literal(literal)], node), node))
             return name(tmp)
         if literal is not None:
@@ -377,7 +381,7 @@ class ExpressionANF:
         if any(k is None or not isinstance(k, gast.Constant) for k in node.keys):
             raise self.error(UnsupportedSyntaxError, "s2s supports dict literals with constant keys only", node)
         keys = [k.value for k in node.keys]
-        tmp = self.namer.temp()
+        tmp = self.state.namer.temp()
         self.assign_aggregate(tmp, node.values, out, node, ("dict", tuple(keys), None))
         return name(tmp)
 

@@ -28,8 +28,10 @@ from .nodes import names_in
 
 
 class SplitContainers:
-    """Container part of `Normalizer` (normalize.py). State it uses: `aggregates`, `agg_meta`, `namer`;
-    methods of the other parts: `arg_atom` (anf.py), `call_rule` (inlining.py), `error`."""
+    """Container part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `aggregates`, `agg_meta`, `namer`, `constants`, `functions`,
+    `holders`, `list_depth`, `dynamic_depth`, `row_lists`, `stale`; methods of the other parts:
+    `arg_atom` (anf.py), `call_rule` (inlining.py), `error`."""
 
     def assign_aggregate(self, var: str, elts: list, out: list, s, meta: tuple = ("tuple", None, None)) -> None:
         """var = (e0, e1, ...): one variable per element (elements not yet normalized)."""
@@ -39,38 +41,40 @@ class SplitContainers:
     def note_holder(self, value, holder: str, label: str) -> None:
         """`holder` is bound to the variable `value` names: one object in Python (an in-place update
         of it would show in the holder), a copy here (statements.py `holder_checks`)."""
-        if isinstance(value, gast.Name) and value.id not in self.aggregates and value.id not in self.functions \
+        state = self.state
+        if isinstance(value, gast.Name) and value.id not in state.aggregates and value.id not in state.functions \
                 and value.id != holder:
-            self.holders.setdefault(value.id, {})[holder] = label
+            state.holders.setdefault(value.id, {})[holder] = label
 
     def drop_container(self, var: str, shown: str, s) -> None:
         """`var`, a split tuple/list/dict, now holds a single value (`logits = np.array(logits)`):
         fine where the statement runs once per run of the code that built the container; in a loop
         s2s keeps, the variable would hold a container on one step and a value on the next."""
-        if self.list_depth.get(var, 0) < self.dynamic_depth:
+        if self.state.list_depth.get(var, 0) < self.state.dynamic_depth:
             raise self.error(UnsupportedSyntaxError, f"`{shown}` holds a tuple/list before this loop and a single "
                              "value in it", s, "use different variable names for the tuple and the value")
-        del self.aggregates[var]
-        self.agg_meta.pop(var, None)
+        del self.state.aggregates[var]
+        self.state.agg_meta.pop(var, None)
 
     def all_elements(self, var: str) -> set[str]:
         out = set()
-        for e in self.aggregates.get(var, []):
+        for e in self.state.aggregates.get(var, []):
             out.add(e)
             out |= self.all_elements(e)
         return out
 
     def bind_value(self, var: str, value, out: list, s) -> None:
         """Assign an already-normalized value (atom or tuple literal of atoms) to var."""
-        if isinstance(value, gast.Name) and value.id in self.functions:
-            self.functions[var] = self.functions[value.id]      # a function value: nothing to compute
+        state = self.state
+        if isinstance(value, gast.Name) and value.id in state.functions:
+            state.functions[var] = state.functions[value.id]      # a function value: nothing to compute
             return
-        if isinstance(value, gast.Name) and value.id in self.aggregates and value.id != var:
+        if isinstance(value, gast.Name) and value.id in state.aggregates and value.id != var:
             value = self.aggregate_or_name(value.id)
-        self.functions.pop(var, None)
-        self.row_lists.pop(var, None)
+        state.functions.pop(var, None)
+        state.row_lists.pop(var, None)
         source = getattr(value, "s2s_from", None)
-        if source is not None and source in self.stale:
+        if source is not None and source in state.stale:
             raise self.error(UnsupportedSyntaxError, "this reads a list that was changed through another name "
                              "holding it (a default argument, a partial's argument, an alias), which s2s does "
                              "not follow", s, "pass the list explicitly where it is used, or copy it (`list(a)`)")
@@ -79,31 +83,32 @@ class SplitContainers:
         elif source is None:
             self.leave_list(var)
         if isinstance(value, gast.Constant):
-            self.constants[var] = value.value
-        elif isinstance(value, gast.Name) and value.id in self.constants and value.id != var:
-            self.constants[var] = self.constants[value.id]
+            state.constants[var] = value.value
+        elif isinstance(value, gast.Name) and value.id in state.constants and value.id != var:
+            state.constants[var] = state.constants[value.id]
         else:
-            self.constants.pop(var, None)
+            state.constants.pop(var, None)
         if not isinstance(value, (gast.Tuple, gast.List)):
-            if var in self.aggregates:
+            if var in state.aggregates:
                 self.drop_container(var, var, s)
             out.append(assign(var, value, s))
             return
-        elems = self.aggregates.get(var)
+        elems = state.aggregates.get(var)
         meta = getattr(value, "s2s_meta", None) or ("list" if isinstance(value, gast.List) else "tuple", None, None)
         if elems is None:
             base = var.rstrip("_")
             keys = meta[1]
-            elems = [self.namer.fresh(f"{base}_{keys[i]}" if keys and str(keys[i]).isidentifier() else f"{base}_{i}")
+            elems = [state.namer.fresh(f"{base}_{keys[i]}" if keys and str(keys[i]).isidentifier() else f"{base}_{i}")
                      for i in range(len(value.elts))]
-            self.aggregates[var] = elems
-            self.agg_meta[var] = meta
-            self.list_depth[var] = self.dynamic_depth
-        elif len(elems) != len(value.elts) and meta[0] == "list" and self.list_depth.get(var, 0) >= self.dynamic_depth:
+            state.aggregates[var] = elems
+            state.agg_meta[var] = meta
+            state.list_depth[var] = state.dynamic_depth
+        elif len(elems) != len(value.elts) and meta[0] == "list" and \
+                state.list_depth.get(var, 0) >= state.dynamic_depth:
             # another list (`xs = xs + [x]`, `xs = []`): new element variables
-            elems = [self.namer.fresh(f"{var.rstrip('_')}_{i}") for i in range(len(value.elts))]
-            self.aggregates[var] = elems
-            self.agg_meta[var] = meta
+            elems = [state.namer.fresh(f"{var.rstrip('_')}_{i}") for i in range(len(value.elts))]
+            state.aggregates[var] = elems
+            state.agg_meta[var] = meta
         elif len(elems) != len(value.elts):
             raise self.error(UnsupportedSyntaxError, "a variable holds tuples/lists of different lengths", s)
         # Copy old elements first so `t = (t[1], t[0])` reads the old values.
@@ -111,7 +116,7 @@ class SplitContainers:
         staged = []
         for v in value.elts:
             if isinstance(v, gast.Name) and v.id in own:
-                tmp = self.namer.temp()
+                tmp = state.namer.temp()
                 out.append(assign(tmp, v, s))
                 v = name(tmp)
             elif isinstance(v, (gast.Tuple, gast.List)) and names_in(v) & own:
@@ -123,9 +128,9 @@ class SplitContainers:
 
     def aggregate_or_name(self, var: str) -> Any:
         """A split container as a literal of its element variables (keeps its kind and keys)."""
-        if var in self.aggregates:
-            meta = self.agg_meta.get(var, ("tuple", None, None))
-            literal = _literal([self.aggregate_or_name(e) for e in self.aggregates[var]], meta)
+        if var in self.state.aggregates:
+            meta = self.state.agg_meta.get(var, ("tuple", None, None))
+            literal = _literal([self.aggregate_or_name(e) for e in self.state.aggregates[var]], meta)
             if meta[0] in ("list", "dict"):
                 literal.s2s_from = var          # (mutable: binding it shares the list, sequences.py)
             return literal
@@ -147,8 +152,8 @@ class SplitContainers:
 
     def element_of(self, var: str, key, node) -> Any:
         """Element `key` (int index, dict key or record field) of a split container."""
-        elems = self.aggregates[var]
-        kind, keys, _ = self.agg_meta.get(var, ("tuple", None, None))
+        elems = self.state.aggregates[var]
+        kind, keys, _ = self.state.agg_meta.get(var, ("tuple", None, None))
         if kind in ("dict", "record") and key in (keys or ()):
             i = keys.index(key)
         elif kind != "dict" and isinstance(key, int) and not isinstance(key, bool) and -len(elems) <= key < len(elems):
@@ -156,11 +161,11 @@ class SplitContainers:
         else:
             raise self.error(UnsupportedSyntaxError, f"no element {key!r} in this {kind}", node)
         e = elems[i]
-        return self.aggregate_or_name(e) if e in self.aggregates else name(e)
+        return self.aggregate_or_name(e) if e in self.state.aggregates else name(e)
 
     def slice_of(self, var: str, sl, node) -> Any:
         """`parts[1:]`, `pair[::-1]` of a split tuple/list: the literal of the elements picked."""
-        kind = self.agg_meta.get(var, ("tuple", None, None))[0]
+        kind = self.state.agg_meta.get(var, ("tuple", None, None))[0]
         if kind not in ("tuple", "list"):
             raise self.error(UnsupportedSyntaxError, f"s2s cannot slice a {kind}", node)
 
@@ -173,7 +178,7 @@ class SplitContainers:
                 return -b.operand.value
             raise self.error(UnsupportedSyntaxError, "s2s slices a tuple or list with constant bounds only", node,
                              "slice an array instead (np.stack the values first)")
-        picked = self.aggregates[var][slice(bound(sl.lower), bound(sl.upper), bound(sl.step))]
+        picked = self.state.aggregates[var][slice(bound(sl.lower), bound(sl.upper), bound(sl.step))]
         return _literal([self.aggregate_or_name(e) for e in picked], (kind, None, None))
 
 

@@ -23,12 +23,13 @@ from .nodes import iter_nodes
 class ContextRegions:
     """`with` / `try` part of `SideEffects` (effects.py), whose methods it uses (`effects_only`,
     `emit_block`, `is_effect_call`, `_callee`, `_scan`, `_bind_object`, `_where`, `_rebind`,
-    `_runtime_callee`); and those of `Normalizer`'s other parts: `stmts`, `guard_flag`, `arg_atom`,
-    `call_rule`, `error`."""
+    `_runtime_callee`); and those of `Normalizer`'s other parts: `stmts`, `guard_flag`,
+    `arg_atom`, `call_rule`, `error`. Fields of `self.state` (normalize_state.py) it uses:
+    `frame`, `namer`."""
 
     # ----- with and try --------------------------------------------------------------------------
     def _refuse_leaving(self, s, parts: list) -> None:
-        if self.frame.loops:
+        if self.state.frame.loops:
             found = leaves(parts)
             if found is not None:
                 raise self.error(UnsupportedSyntaxError, "s2s does not support `return`, `break` or `continue` inside "
@@ -69,12 +70,12 @@ class ContextRegions:
                                  "(s2s enters the context when the code runs: it cannot follow its value)",
                                  offending, f"use `{target.id}` only in calls for their effect (logging, "
                                  "progress bars), or move the `with` outside the differentiated function")
-            as_name = self.frame.rename[target.id]
+            as_name = self.state.frame.rename[target.id]
         out: list = []
         scan = self._scan()
-        params = [n for n in loaded_names([ctx]) if n in self.frame.locals and scan.bound_outside(n, s)]
+        params = [n for n in loaded_names([ctx]) if n in self.state.frame.locals and scan.bound_outside(n, s)]
         block, params, values = self._value_block(ctx, s, out, params)
-        key = const(self.namer.fresh("region"))
+        key = const(self.state.namer.fresh("region"))
         payload = [const(self._where(s)), const(cm is np.errstate), const(as_name), block] + values
         out.append(copy_loc(gast.Expr(value=self.call_rule(rte.with_start, [key] + payload, s)), s))
         if len(items) > 1:
@@ -87,7 +88,7 @@ class ContextRegions:
         return out, exits
 
     def _value_block(self, expr, s, out, params):
-        parsed = self.frame.parsed
+        parsed = self.state.frame.parsed
         fname = f"context_L{getattr(s, 'lineno', 0)}"
         fn = compile_block(parsed.namespace, parsed.source.filename, [expr], params, fname, "value")
         block = name(self._bind_object(fname, fn))
@@ -169,10 +170,10 @@ class ContextRegions:
         """try_start; body; region_end, the except path running `handlers` and `finalbody`."""
         scan = self._scan()
         spans = list(handlers) + list(finalbody)
-        params = [n for n in loaded_names(spans) if n in self.frame.locals and (
+        params = [n for n in loaded_names(spans) if n in self.state.frame.locals and (
             n in scan.params or any(isinstance(x.ctx, gast.Store) and not any(contains(sp, x) for sp in spans)
                                     for x in scan.names.get(n, ())))]
-        parsed = self.frame.parsed
+        parsed = self.state.frame.parsed
         fname = f"except_L{getattr(s, 'lineno', 0)}"
         fn = compile_block(parsed.namespace, parsed.source.filename, [], params, fname, "handler",
                            handlers, finalbody)
@@ -181,7 +182,7 @@ class ContextRegions:
         return self._emit_try(s, block, params, values, body_src)
 
     def _emit_try(self, s, block, params, values, body_src):
-        key = const(self.namer.fresh("region"))
+        key = const(self.state.namer.fresh("region"))
         start = self.call_rule(rte.try_start, [key, const(self._where(s)), block,
                                                gast.Tuple([const(p) for p in params], gast.Load())] + values, s)
         code = [copy_loc(gast.Expr(value=start), s)]
@@ -202,8 +203,8 @@ class ContextRegions:
         out: list = []
         block, where, errstate, *values = [self._rebind(a, out) for a in ctx.args]
         target = s.items[0].optional_vars
-        as_name = self.frame.rename[target.id] if isinstance(target, gast.Name) else None
-        key = const(self.namer.fresh("region"))
+        as_name = self.state.frame.rename[target.id] if isinstance(target, gast.Name) else None
+        key = const(self.state.namer.fresh("region"))
         payload = [where, errstate, const(as_name), block] + values
         out.append(copy_loc(gast.Expr(value=self.call_rule(rte.with_start, [key] + payload, s)), s))
         body, exits = self.stmts(s.body)
@@ -226,12 +227,12 @@ class ContextRegions:
         params, values = [], []
         for triple in call.args[4].elts:
             user, generated, constant = (e.value for e in triple.elts)
-            if generated is not None and generated not in self.frame.locals:
+            if generated is not None and generated not in self.state.frame.locals:
                 continue
             params.append(user)
             values.append(const(constant) if generated is None else
                           self.arg_atom(copy_loc(gast.Name(generated, gast.Load(), None, None), s), out))
-        key = const(self.namer.fresh("region"))
+        key = const(self.state.namer.fresh("region"))
         start = self.call_rule(rte.try_start, [key, const(where), block,
                                                gast.Tuple([const(p) for p in params], gast.Load())] + values, s)
         out.append(copy_loc(gast.Expr(value=start), s))

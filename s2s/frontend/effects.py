@@ -84,8 +84,9 @@ _EXCEPTION_TYPES = (BaseException,)
 
 
 class SideEffects(ContextRegions):
-    """Side-effect part of `Normalizer` (normalize.py): see the module docstring. State it uses:
-    `frame`, `namer`, `ns`, `top`, `aggregates`; methods of the other parts: `stmts`, `guard_flag`,
+    """Side-effect part of `Normalizer` (normalize.py): see the module docstring. Fields of
+    `self.state` (normalize_state.py) it uses: `frame`, `namer`, `ns`, `top`, `aggregates`,
+    `functions`, `row_lists`, `effect_scans`; methods of the other parts: `stmts`, `guard_flag`,
     `assign_to` (statements.py), `atom`, `arg_atom` (anf.py), `call_rule`, `expr_Call`
     (inlining.py), `aggregate_or_name` (containers.py), `resolve`, `lookup_global`,
     `is_local_rooted`, `object_rooted` (resolution.py), `error`; it extends `stmt_Expr`,
@@ -93,8 +94,8 @@ class SideEffects(ContextRegions):
 
     # ----- what the function's source says around a statement ----------------------------------
     def _scan(self) -> SourceScan:
-        fdef = self.frame.parsed.node
-        cache = self.__dict__.setdefault("_effect_scans", {})
+        fdef = self.state.frame.parsed.node
+        cache = self.state.effect_scans
         got = cache.get(id(fdef))
         if got is None or got[0] is not fdef:
             got = cache[id(fdef)] = (fdef, SourceScan(fdef))
@@ -102,19 +103,19 @@ class SideEffects(ContextRegions):
 
     def _bind_object(self, preferred: str, obj) -> str:
         """Bind any Python object as a global of the generated code (a block, a logger)."""
-        key = self.namer.fresh(re.sub(r"\W", "_", preferred))
-        self.ns[key] = obj
+        key = self.state.namer.fresh(re.sub(r"\W", "_", preferred))
+        self.state.ns[key] = obj
         return key
 
     def _where(self, s) -> str:
-        return f"{self.frame.parsed.source.filename}:{getattr(s, 'lineno', 0)}"
+        return f"{self.state.frame.parsed.source.filename}:{getattr(s, 'lineno', 0)}"
 
     def _callee(self, func):
         """The object a called expression stands for; None for a method of a local or an
         expression, or what cannot be resolved."""
         if isinstance(func, gast.Attribute) and self.is_local_rooted(func) and not self.object_rooted(func):
             return None
-        if isinstance(func, gast.Name) and func.id in self.frame.locals and not self.object_rooted(func):
+        if isinstance(func, gast.Name) and func.id in self.state.frame.locals and not self.object_rooted(func):
             return None
         try:
             return self.resolve(func)
@@ -133,8 +134,8 @@ class SideEffects(ContextRegions):
         root = func
         while isinstance(root, gast.Attribute):
             root = root.value
-        if isinstance(root, gast.Name) and root.id not in self.frame.locals:
-            base = self.frame.parsed.namespace.get(root.id)
+        if isinstance(root, gast.Name) and root.id not in self.state.frame.locals:
+            base = self.state.frame.parsed.namespace.get(root.id)
             if isinstance(base, types.ModuleType) and base.__name__.split(".")[0] in rte.SAFE_MODULES \
                     and base.__name__ != "builtins":
                 return True
@@ -149,8 +150,8 @@ class SideEffects(ContextRegions):
         func = call.func
         if isinstance(func, gast.Attribute) and self.is_local_rooted(func.value) and not self.object_rooted(func.value):
             root = func.value
-            if isinstance(root, gast.Name) and self.frame.rename.get(root.id, root.id) in (
-                    self.aggregates.keys() | self.row_lists.keys() | self.functions.keys()):
+            if isinstance(root, gast.Name) and self.state.frame.rename.get(root.id, root.id) in (
+                    self.state.aggregates.keys() | self.state.row_lists.keys() | self.state.functions.keys()):
                 return False            # a tuple/list/dict s2s split into variables (containers.py, sequences.py)
             return func.attr not in NONWRITING_METHODS or not isinstance(root, gast.Name)
         obj = self._callee(func)
@@ -183,7 +184,7 @@ class SideEffects(ContextRegions):
                 if isinstance(f.value, (gast.Constant, gast.JoinedStr)) or f.attr in NONWRITING_METHODS \
                         or self._made_by_safe_call(f.value):
                     safe = True          # a string's method, one that writes nothing, a logger's
-                elif isinstance(f.value, gast.Name) and f.value.id in self.frame.locals \
+                elif isinstance(f.value, gast.Name) and f.value.id in self.state.frame.locals \
                         and not self.object_rooted(f.value):
                     receiver = f.value.id
             if not safe and receiver is None:
@@ -230,17 +231,17 @@ class SideEffects(ContextRegions):
         """Compile `body` (user statements; for "value" an expression) into a block and emit its
         call ("effect", "raise"); for "value" return the call (an f-string's value)."""
         scan = self._scan()
-        parsed = self.frame.parsed
+        parsed = self.state.frame.parsed
         nodes = list(body)
         if any(isinstance(n, gast.NamedExpr) for x in nodes for n in iter_nodes(x)) and kind != "effect":
             raise self.error(UnsupportedSyntaxError, "s2s does not support `:=` inside a statement it runs as "
                              "written (a raise, an f-string)", s, "assign on a separate line")
         for bound in stored_names(nodes):
-            if bound in self.frame.locals and scan.read_after(bound, s) and kind in ("effect", "value"):
+            if bound in self.state.frame.locals and scan.read_after(bound, s) and kind in ("effect", "value"):
                 raise self.error(UnsupportedSyntaxError, f"`{bound}` is bound in a statement s2s runs as written "
                                  "(it does not touch the maths) and read afterwards", s,
                                  f"assign `{bound}` on a line of its own")
-        params = [n for n in loaded_names(nodes) if n in self.frame.locals and
+        params = [n for n in loaded_names(nodes) if n in self.state.frame.locals and
                   (kind == "value" or scan.bound_outside(n, s))]
         fname = f"{kind}_L{getattr(s, 'lineno', 0)}"
         fn = compile_block(parsed.namespace, parsed.source.filename, body, params, fname,
@@ -254,7 +255,7 @@ class SideEffects(ContextRegions):
             call = self.call_rule(rte.raise_block, [block, where] + values, s)
         else:
             unsafe, receivers, handed = self._block_safety(nodes)
-            top = self.frame.parsed is self.top
+            top = self.state.frame.parsed is self.state.top
             checks = []
             for p in params:
                 c = rte.RECEIVER if p in receivers else 0
@@ -263,7 +264,7 @@ class SideEffects(ContextRegions):
                 checks.append(const(c))
             if unsafe:
                 for g in loaded_names(nodes):
-                    if g not in self.frame.locals and isinstance(parsed.namespace.get(g), np.ndarray):
+                    if g not in self.state.frame.locals and isinstance(parsed.namespace.get(g), np.ndarray):
                         raise self.error(UnsupportedSyntaxError, f"this statement reads the global array `{g}` "
                                          "and calls code s2s cannot read, which may change it in place", s,
                                          f"pass a copy (`np.copy({g})`), or do it outside the transformed function")
@@ -319,7 +320,7 @@ class SideEffects(ContextRegions):
             return [], False
         out: list = []
         test = self.atom(s.test, out)
-        failed = self.namer.temp()
+        failed = self.state.namer.temp()
         out.append(assign(failed, gast.UnaryOp(gast.Not(), test), s))
         exc = copy_loc(gast.Call(func=copy_loc(gast.Name("AssertionError", gast.Load(), None, None), s),
                                  args=[s.msg], keywords=[]), s)
@@ -336,8 +337,8 @@ class SideEffects(ContextRegions):
         if not isinstance(target, gast.Name):
             raise self.error(UnsupportedSyntaxError, "unsupported `:=` target", node, "assign to a plain name")
         scan = self._scan()
-        holder = max((st for st in iter_nodes(self.frame.parsed.node) if isinstance(st, gast.stmt)
-                      and st is not self.frame.parsed.node and contains(st, node)),
+        holder = max((st for st in iter_nodes(self.state.frame.parsed.node) if isinstance(st, gast.stmt)
+                      and st is not self.state.frame.parsed.node and contains(st, node)),
                      key=lambda st: (st.lineno, st.col_offset), default=None)
         if holder is not None:
             for n in scan.names.get(target.id, ()):
@@ -346,8 +347,8 @@ class SideEffects(ContextRegions):
                     raise self.error(UnsupportedSyntaxError, f"this expression reads `{target.id}` before the `:=` "
                                      "that assigns it", n, f"assign `{target.id}` on a separate line first")
         self.assign_to(target, node.value, out, node)
-        var = self.frame.rename[target.id]
-        return self.aggregate_or_name(var) if var in self.aggregates else name(var)
+        var = self.state.frame.rename[target.id]
+        return self.aggregate_or_name(var) if var in self.state.aggregates else name(var)
 
     def stmt_Delete(self, s):
         scan = self._scan()
@@ -356,7 +357,7 @@ class SideEffects(ContextRegions):
                 raise self.error(UnsupportedSyntaxError, "s2s supports `del name` only", s,
                                  "let the value go out of scope, or write into a new array instead of deleting "
                                  "elements")
-            if t.id not in self.frame.locals:
+            if t.id not in self.state.frame.locals:
                 raise self.error(UnsupportedSyntaxError, f"`del {t.id}`: `{t.id}` is not a local variable", s,
                                  "delete only variables the function assigns")
             for later in (scan.first_use_after(t.id, s), scan.first_use_in_loop(t.id, s)):
@@ -379,7 +380,7 @@ class SideEffects(ContextRegions):
 
     def stmt_ImportFrom(self, s):
         package = None
-        mod = sys.modules.get(getattr(self.frame.parsed.fn, "__module__", "") or "")
+        mod = sys.modules.get(getattr(self.state.frame.parsed.fn, "__module__", "") or "")
         if s.level:
             package = getattr(mod, "__package__", None) or (mod.__name__ if mod else None)
         target = "." * (s.level or 0) + (s.module or "")
@@ -406,10 +407,10 @@ class SideEffects(ContextRegions):
         return [], False
 
     def _bind_import(self, bound: str, value, s) -> None:
-        if bound in self.frame.locals:
+        if bound in self.state.frame.locals:
             raise self.error(UnsupportedSyntaxError, f"`{bound}` is both imported and assigned in this function", s,
                              "use different names for the imported object and the variable")
-        self.frame.parsed.namespace[bound] = value
+        self.state.frame.parsed.namespace[bound] = value
 
     def stmt_For(self, s):
         if s.orelse:
@@ -423,9 +424,9 @@ class SideEffects(ContextRegions):
 
     def _loop_else(self, s):
         """`else` of a loop: runs when the loop ends without `break` (a flag set before each)."""
-        flag = self.namer.fresh("no_break")
-        self.frame.locals.add(flag)
-        self.frame.rename[flag] = flag
+        flag = self.state.namer.fresh("no_break")
+        self.state.frame.locals.add(flag)
+        self.state.frame.rename[flag] = flag
         self.stores_in_frame()[flag] = 2        # (assigned again by each break: not a constant)
         loop = copy.copy(s)
         loop.orelse = []
@@ -438,9 +439,9 @@ class SideEffects(ContextRegions):
 
     # ----- generated code read again (derivatives of derivatives) --------------------------------
     def _runtime_callee(self, func):
-        if not isinstance(func, gast.Name) or func.id in self.frame.locals:
+        if not isinstance(func, gast.Name) or func.id in self.state.frame.locals:
             return None
-        obj = self.frame.parsed.namespace.get(func.id)
+        obj = self.state.frame.parsed.namespace.get(func.id)
         return obj if any(obj is f for f in (rte.effect, rte.raise_block, rte.format_value, rte.with_start,
                                              rte.try_start, rte.region_end, rte.region_context,
                                              rte.handle_exception)) else None
@@ -451,7 +452,7 @@ class SideEffects(ContextRegions):
             return const(node.value)
         if isinstance(node, gast.Tuple):
             return gast.Tuple([self._rebind(e, out) for e in node.elts], gast.Load())
-        if isinstance(node, gast.Name) and node.id not in self.frame.locals:
+        if isinstance(node, gast.Name) and node.id not in self.state.frame.locals:
             return name(self._bind_object(node.id, self.lookup_global(node)))
         return self.arg_atom(node, out)
 

@@ -65,8 +65,9 @@ def _sparse_kind(obj: Any) -> str:
 
 
 class ForeignValues:
-    """np.matrix refusals and scipy.sparse products: part of `Normalizer` (normalize.py). State
-    it uses: `ns`, `objects`, `frame`; methods of the other parts: `call_rule`, `error`."""
+    """np.matrix refusals and scipy.sparse products: part of `Normalizer` (normalize.py). Fields
+    of `self.state` (normalize_state.py) it uses: `ns`, `objects`, `frame`; methods of the other
+    parts: `call_rule`, `error`."""
 
     def refuse_foreign_array(self, preferred: str, obj: Any, node) -> None:
         kind = foreign_array(obj)
@@ -87,9 +88,9 @@ class ForeignValues:
         helper's parameter bound to one), or None."""
         if not isinstance(atom, gast.Name):
             return None
-        value = self.objects.get(atom.id)
-        if value is None and atom.id in self.ns:
-            value = self.ns[atom.id]
+        value = self.state.objects.get(atom.id)
+        if value is None and atom.id in self.state.ns:
+            value = self.state.ns[atom.id]
         return value if is_sparse(value) else None
 
     def sparse_product(self, left, right, node) -> Any:
@@ -114,49 +115,54 @@ class ForeignValues:
             raise self.error(UnsupportedSyntaxError, f"`.{obj.__name__}` of a scipy.sparse matrix takes one array "
                              "here", node)
         base = func.value if isinstance(func, gast.Attribute) else None
-        if isinstance(base, gast.Name) and base.id in self.frame.locals:
-            receiver = gast.Name(self.frame.rename[base.id], gast.Load(), None, None)
+        if isinstance(base, gast.Name) and base.id in self.state.frame.locals:
+            receiver = gast.Name(self.state.frame.rename[base.id], gast.Load(), None, None)
         else:
             receiver = self.global_ref("sparse_matrix", obj.__self__, node)
         pair = [args[0], receiver] if obj.__name__ == "__rmatmul__" else [receiver, args[0]]
         return self.sparse_product(*pair, node)
 
-    def check_sparse_uses(self, body: list) -> None:
-        """Refuse, at its line, every use of a sparse matrix other than as an operand of the ops."""
-        held = {k for k, v in self.ns.items() if is_sparse(v)} | {k for k, v in self.objects.items() if is_sparse(v)}
-        if not held:
-            return
 
-        def visit(stmts):
-            for s in stmts:
-                # (a compound statement: its header here, its body statement by statement)
-                parts = [s.test] if isinstance(s, (gast.If, gast.While)) else [s.iter] if isinstance(s, gast.For) \
-                    else [s]
-                allowed: set = set()
-                for n in (n for p in parts for n in iter_nodes(p)):
-                    if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) in SPARSE_OPS:
-                        k = SPARSE_OPS[n.s2s_fn]
-                        if k < len(n.args):
-                            allowed.add(id(n.args[k]))
-                if isinstance(s, gast.Assign) and isinstance(s.value, gast.Name) and s.value.id in held and \
-                        all(isinstance(t, gast.Name) and t.id in held for t in s.targets):
-                    allowed.add(id(s.value))       # (a helper's parameter bound to the matrix)
-                for n in (n for p in parts for n in iter_nodes(p)):
-                    if isinstance(n, gast.Name) and n.id in held and isinstance(n.ctx, gast.Load) \
-                            and id(n) not in allowed:
-                        src = getattr(s, "s2s_src", None) or self.frame.parsed.source
-                        value = self.ns.get(n.id, self.objects.get(n.id))
-                        raise src.error(
-                            UnsupportedSyntaxError,
-                            f"this uses a {_sparse_kind(value)} other than in a product with a dense array; s2s "
-                            "computes with a sparse matrix only as `A @ x`, `x @ A` or `A.dot(x)` (its `*` is a "
-                            "matrix product for scipy's sparse matrices and elementwise for its sparse arrays, and "
-                            "NumPy's functions, np.dot and np.matmul included, do not know sparse matrices)", s,
-                            "write the product with `@`, or make a dense copy where the matrix is defined "
-                            "(`A.toarray()`)")
-                for field in ("body", "orelse"):
-                    inner = getattr(s, field, None)
-                    if isinstance(inner, list):
-                        visit(inner)
+# ----- the pass after normalization -----------------------------------------------------------
+def check_sparse_uses(body: list, globals_: dict[str, Any], objects: dict[str, Any], source) -> None:
+    """The pass after normalization that refuses, at its line, every use of a sparse matrix other
+    than as an operand of the ops. `globals_`: the generated module's globals, `objects`: the
+    locals bound to Python objects (NormalizeState.ns, .objects); `source`: the top function's
+    (for a statement that carries none)."""
+    held = {k for k, v in globals_.items() if is_sparse(v)} | {k for k, v in objects.items() if is_sparse(v)}
+    if not held:
+        return
 
-        visit(body)
+    def visit(stmts):
+        for s in stmts:
+            # (a compound statement: its header here, its body statement by statement)
+            parts = [s.test] if isinstance(s, (gast.If, gast.While)) else [s.iter] if isinstance(s, gast.For) \
+                else [s]
+            allowed: set = set()
+            for n in (n for p in parts for n in iter_nodes(p)):
+                if isinstance(n, gast.Call) and getattr(n, "s2s_fn", None) in SPARSE_OPS:
+                    k = SPARSE_OPS[n.s2s_fn]
+                    if k < len(n.args):
+                        allowed.add(id(n.args[k]))
+            if isinstance(s, gast.Assign) and isinstance(s.value, gast.Name) and s.value.id in held and \
+                    all(isinstance(t, gast.Name) and t.id in held for t in s.targets):
+                allowed.add(id(s.value))       # (a helper's parameter bound to the matrix)
+            for n in (n for p in parts for n in iter_nodes(p)):
+                if isinstance(n, gast.Name) and n.id in held and isinstance(n.ctx, gast.Load) \
+                        and id(n) not in allowed:
+                    src = getattr(s, "s2s_src", None) or source
+                    value = globals_.get(n.id, objects.get(n.id))
+                    raise src.error(
+                        UnsupportedSyntaxError,
+                        f"this uses a {_sparse_kind(value)} other than in a product with a dense array; s2s "
+                        "computes with a sparse matrix only as `A @ x`, `x @ A` or `A.dot(x)` (its `*` is a "
+                        "matrix product for scipy's sparse matrices and elementwise for its sparse arrays, and "
+                        "NumPy's functions, np.dot and np.matmul included, do not know sparse matrices)", s,
+                        "write the product with `@`, or make a dense copy where the matrix is defined "
+                        "(`A.toarray()`)")
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list):
+                    visit(inner)
+
+    visit(body)

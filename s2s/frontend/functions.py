@@ -79,16 +79,17 @@ def is_function_object(obj) -> bool:
 
 
 class FunctionValues:
-    """Function-value part of `Normalizer` (normalize.py). State it uses: `functions`, `frame`,
-    `namer`, `aggregates`, `inline_stack`; methods of the other parts: `arg_atom`, `atom`
-    (anf.py), `bind_value`, `aggregate_or_name`, `element_of` (containers.py), `call_object`,
-    `inline_body` (inlining.py), `store_name`, `global_ref` (resolution.py), `error`."""
+    """Function-value part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `functions`, `frame`, `namer`, `aggregates`, `agg_meta`;
+    methods of the other parts: `arg_atom`, `atom` (anf.py), `bind_value`, `aggregate_or_name`,
+    `element_of` (containers.py), `call_object`, `inline_body` (inlining.py), `store_name`,
+    `global_ref` (resolution.py), `error`."""
 
     # ----- making function values ------------------------------------------------
     def function_atom(self, value, hint: str = "fn") -> gast.Name:
         """A name standing for a function value (no code is emitted for it)."""
-        var = self.namer.fresh(re.sub(r"\W", "", hint) or "fn")
-        self.functions[var] = value
+        var = self.state.namer.fresh(re.sub(r"\W", "", hint) or "fn")
+        self.state.functions[var] = value
         return name(var)
 
     def stmt_FunctionDef(self, s):
@@ -97,7 +98,7 @@ class FunctionValues:
                              "the function", s, "define the decorated function at module level")
         out: list = []
         value = self._closure(s, out)
-        self.functions[self.store_name(s.name, s)] = value
+        self.state.functions[self.store_name(s.name, s)] = value
         return out, False
 
     def expr_Lambda(self, node, out):
@@ -111,19 +112,20 @@ class FunctionValues:
         defaults = [self.held_now(self.arg_atom(d, out), d, out, "a default argument") for d in fdef.args.defaults]
         kw_defaults = {a.id: self.held_now(self.arg_atom(d, out), d, out, "a default argument")
                        for a, d in zip(fdef.args.kwonlyargs, fdef.args.kw_defaults) if d is not None}
-        return Closure(fdef, self.frame, defaults, kw_defaults)
+        return Closure(fdef, self.state.frame, defaults, kw_defaults)
 
     def held_now(self, atom, node, out: list, label: str):
         """A value kept for later (a default, a partial's argument): its variable's value now, in a
         variable of its own, as Python keeps the object (a later rebinding is not seen; a later
         in-place update would be, and is refused: statements.py `holder_checks`)."""
-        if isinstance(atom, (gast.Tuple, gast.List)) or isinstance(atom, gast.Name) and atom.id in self.aggregates:
-            tmp = self.namer.temp()
+        state = self.state
+        if isinstance(atom, (gast.Tuple, gast.List)) or isinstance(atom, gast.Name) and atom.id in state.aggregates:
+            tmp = state.namer.temp()
             self.bind_value(tmp, atom if isinstance(atom, (gast.Tuple, gast.List)) else self.aggregate_or_name(atom.id),
                             out, node)
             return name(tmp)
-        if isinstance(atom, gast.Name) and atom.id not in self.functions:
-            tmp = self.namer.temp()
+        if isinstance(atom, gast.Name) and atom.id not in state.functions:
+            tmp = state.namer.temp()
             self.bind_value(tmp, atom, out, node)
             self.note_holder(atom, tmp, label)
             return name(tmp)
@@ -132,14 +134,14 @@ class FunctionValues:
     def function_of(self, atom) -> Any:
         """The function value a normalized atom holds, or None."""
         if isinstance(atom, gast.Name):
-            return self.functions.get(atom.id)
+            return self.state.functions.get(atom.id)
         return None
 
     def callee_value(self, func, out: list) -> Any:
         """The function value a called expression holds when it is not a plain global or method:
         a local variable, a lambda called where it stands, an element of a split container."""
-        if isinstance(func, gast.Name) and func.id in self.frame.locals:
-            value = self.functions.get(self.frame.rename[func.id])
+        if isinstance(func, gast.Name) and func.id in self.state.frame.locals:
+            value = self.state.functions.get(self.state.frame.rename[func.id])
             if value is not None:
                 return value
             return None
@@ -186,13 +188,13 @@ class FunctionValues:
         params = parameter_names(fdef.args)
         own = params + sorted(scope_locals(fdef.body) - set(params))
         suffix = "lambda" if fdef.name == "lambda" else fdef.name
-        rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in own}
+        rename = {n: self.state.namer.fresh(f"{n}_{suffix}") for n in own}
         frame_locals = set(own)
         for n in iter_nodes(fdef):
             if isinstance(n, gast.Name) and n.id not in rename and n.id in outer.locals:
                 rename[n.id] = outer.rename[n.id]     # a free name: the defining frame's variable
                 frame_locals.add(n.id)
-        result = self.namer.fresh(f"{suffix}_out")
+        result = self.state.namer.fresh(f"{suffix}_out")
         frame = Frame(parsed, rename, frame_locals, result, None)
         sig = signature_of(fdef.args, c.defaults, c.kw_defaults)
         return self.inline_body(parsed, sig, frame, fdef, suffix, args, kws, node, out)
@@ -253,9 +255,9 @@ class FunctionValues:
         """`acc = init; for x in seq: acc = step(acc, x, f)`, normalized: reduce() or sum(map()) over
         a sequence whose length is known only when the code runs."""
         acc, x, f, q = (self.private_local(b) for b in ("acc", "x", "f", "seq"))
-        self.functions[self.frame.rename[f]] = fn
-        self.bind_value(self.frame.rename[q], seq, out, node)
-        self.bind_value(self.frame.rename[acc], init, out, node)
+        self.state.functions[self.state.frame.rename[f]] = fn
+        self.bind_value(self.state.frame.rename[q], seq, out, node)
+        self.bind_value(self.state.frame.rename[acc], init, out, node)
         loop = gast.For(target=name(x, gast.Store()), iter=name(q),
                         body=[gast.Assign(targets=[name(acc, gast.Store())], value=step(name(acc), name(x), name(f)),
                                           type_comment=None)],
@@ -265,7 +267,7 @@ class FunctionValues:
                 copy_loc(n, node)
         code, _ = self.stmts([loop])
         out += code
-        return name(self.frame.rename[acc])
+        return name(self.state.frame.rename[acc])
 
     def static_sequence_call(self, obj, args: list, kws: dict, node, out: list) -> Any:
         """zip, enumerate, list, tuple, sorted (by keys s2s knows), filter (by predicates s2s knows)
@@ -319,22 +321,23 @@ class FunctionValues:
     def _sort_key(self, item):
         """What sorted() compares an element by, if s2s knows it: a constant, or the first element
         (a constant) of a tuple such as `d.items()` gives."""
-        if isinstance(item, gast.Name) and item.id in self.aggregates:
+        if isinstance(item, gast.Name) and item.id in self.state.aggregates:
             item = self.aggregate_or_name(item.id)
         if isinstance(item, (gast.Tuple, gast.List)) and item.elts:
             return self.known_value(item.elts[0])
         return self.known_value(item)
 
     def _is_split(self, atom) -> bool:
-        return isinstance(atom, (gast.Tuple, gast.List)) or isinstance(atom, gast.Name) and atom.id in self.aggregates
+        state = self.state
+        return isinstance(atom, (gast.Tuple, gast.List)) or isinstance(atom, gast.Name) and atom.id in state.aggregates
 
     def _held(self, value, node, out):
         """A call's result kept in a variable of its own (a later call may rebind what it names)."""
         if isinstance(value, gast.Name):
-            return self.aggregate_or_name(value.id) if value.id in self.aggregates else value
+            return self.aggregate_or_name(value.id) if value.id in self.state.aggregates else value
         if isinstance(value, (gast.Tuple, gast.List)):
             return value
-        tmp = self.namer.temp()
+        tmp = self.state.namer.temp()
         self.bind_value(tmp, value, out, node)
         return name(tmp)
 
@@ -352,9 +355,9 @@ class FunctionValues:
             if meta is not None and meta[0] == "dict":                # iterating a dict: its keys
                 return [gast.Constant(value=k, kind=None) for k in meta[1]]
             return list(seq.elts)
-        if isinstance(seq, gast.Name) and seq.id in self.aggregates:
-            if self.agg_meta.get(seq.id, ("",))[0] == "dict":       # iterating a dict: its keys
-                return [gast.Constant(value=k, kind=None) for k in self.agg_meta[seq.id][1]]
+        if isinstance(seq, gast.Name) and seq.id in self.state.aggregates:
+            if self.state.agg_meta.get(seq.id, ("",))[0] == "dict":       # iterating a dict: its keys
+                return [gast.Constant(value=k, kind=None) for k in self.state.agg_meta[seq.id][1]]
             return list(self.aggregate_or_name(seq.id).elts)
         raise self.error(UnsupportedSyntaxError, f"s2s applies {what} to tuples and lists built in the function "
                          "(their length known before the code runs), not to an array", node,
@@ -370,44 +373,12 @@ class FunctionValues:
 
     # ----- control flow: which function a variable holds after an `if` ------------------
     def merge_function_bindings(self, before: dict, after_body: dict, after_else: dict) -> None:
+        state = self.state
         for var in set(after_body) | set(after_else):
             a, b = after_body.get(var), after_else.get(var)
             if a is not b:
-                self.functions[var] = AMBIGUOUS if (a is not None or var in before) and (b is not None or var in before) \
-                    else (a if a is not None else b)
-
-    # ----- the end: function values left where generated code needs an object ----------
-    def materialize_functions(self, body: list) -> None:
-        """A function value in a value position: the global function (with a rule) it is, or an error."""
-        normalizer = self
-
-        class Materialize(gast.NodeTransformer):
-            stmt = None
-
-            def visit(self, node):
-                if isinstance(node, gast.stmt):
-                    Materialize.stmt = node
-                return super().visit(node)
-
-            def visit_Name(self, node):
-                if "$" in node.id:
-                    raise TransformError(f"internal error: the private name {node.id} reached generated code "
-                                         "(please report it)")
-                value = normalizer.functions.get(node.id)
-                if value is None or not isinstance(node.ctx, gast.Load):
-                    return node
-                if isinstance(value, PyFunction) and (lookup(value.obj) is not None or composite_of(value.obj) is not None
-                                                      or not isinstance(value.obj, types.FunctionType)):
-                    return copy_loc(normalizer.global_ref(getattr(value.obj, "__name__", "fn"), value.obj,
-                                                          Materialize.stmt), node)
-                src = getattr(Materialize.stmt, "s2s_src", None) or normalizer.frame.parsed.source
-                raise src.error(
-                    UnsupportedSyntaxError, "s2s calls functions defined in the code it reads, but cannot hand one to "
-                    "code it does not read, or return it", Materialize.stmt,
-                    "call the function here, or pass its result")
-        fixer = Materialize()
-        for i, s in enumerate(body):
-            body[i] = fixer.visit(s)
+                state.functions[var] = AMBIGUOUS if (a is not None or var in before) and \
+                    (b is not None or var in before) else (a if a is not None else b)
 
 
 def parameter_names(args) -> list[str]:
@@ -437,3 +408,38 @@ def signature_of(args, defaults: list, kw_defaults: dict) -> inspect.Signature:
         params.append(P(args.kwarg.id, P.VAR_KEYWORD))
     return inspect.Signature(params)
 
+
+# ----- the pass after normalization: function values left where generated code needs an object ---
+def materialize_functions(body: list, functions: dict[str, Any], global_ref, source) -> None:
+    """The pass after normalization that turns a function value in a value position into the global
+    function (with a rule) it is, or refuses it. `functions`: which variable holds which function
+    (NormalizeState.functions); `global_ref`: binds an object as a global of the generated code
+    (resolution.py); `source`: the top function's (for a statement that carries none)."""
+
+    class Materialize(gast.NodeTransformer):
+        stmt = None
+
+        def visit(self, node):
+            if isinstance(node, gast.stmt):
+                Materialize.stmt = node
+            return super().visit(node)
+
+        def visit_Name(self, node):
+            if "$" in node.id:
+                raise TransformError(f"internal error: the private name {node.id} reached generated code "
+                                     "(please report it)")
+            value = functions.get(node.id)
+            if value is None or not isinstance(node.ctx, gast.Load):
+                return node
+            if isinstance(value, PyFunction) and (lookup(value.obj) is not None or composite_of(value.obj) is not None
+                                                  or not isinstance(value.obj, types.FunctionType)):
+                return copy_loc(global_ref(getattr(value.obj, "__name__", "fn"), value.obj, Materialize.stmt),
+                                node)
+            src = getattr(Materialize.stmt, "s2s_src", None) or source
+            raise src.error(
+                UnsupportedSyntaxError, "s2s calls functions defined in the code it reads, but cannot hand one to "
+                "code it does not read, or return it", Materialize.stmt,
+                "call the function here, or pass its result")
+    fixer = Materialize()
+    for i, s in enumerate(body):
+        body[i] = fixer.visit(s)

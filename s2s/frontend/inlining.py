@@ -59,14 +59,16 @@ MAX_INLINES = 2000      # inlined calls of a recursive function in all
 
 
 class CallInlining:
-    """Call part of `Normalizer` (normalize.py). State it uses: `frame` (the callee's while it is
-    inlined), `inline_stack`, `keep_calls`, `deps`, `ns`, `namer`, `aggregates`, `objects`,
-    `object_names`; methods of the other parts: `stmts` (statements.py), `atom`, `arg_atom`
-    (anf.py), `assign_aggregate`, `bind_value`, `aggregate_or_name`, `emit_literal`
+    """Call part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py) it
+    uses: `frame` (the callee's while it is inlined), `inline_stack`, `inline_counts`,
+    `keep_calls`, `deps`, `ns`, `namer`, `aggregates`, `agg_meta`, `functions`, `row_lists`,
+    `objects`, `object_names`; methods of the other parts: `stmts` (statements.py), `atom`,
+    `arg_atom` (anf.py), `assign_aggregate`, `bind_value`, `aggregate_or_name`, `emit_literal`
     (containers.py), `resolve`, `try_resolve`, `is_local_rooted`, `global_ref`, `object_of`,
     `object_rooted` (resolution.py), `error`."""
 
     def expr_Call(self, node, out):
+        state = self.state
         func = node.func
         value = self.callee_value(func, out)
         if value is not None:           # a function value: a nested def, a lambda, a function passed in
@@ -94,11 +96,11 @@ class CallInlining:
             if func.attr in VARARG_METHODS and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]
             return self.call_rule(meth, [receiver] + args, node, kws)
-        if isinstance(func, gast.Name) and self.frame.rename.get(func.id) in self.aggregates and \
-                self.agg_meta.get(self.frame.rename[func.id], ("",))[0] == "record":
+        if isinstance(func, gast.Name) and state.frame.rename.get(func.id) in state.aggregates and \
+                state.agg_meta.get(state.frame.rename[func.id], ("",))[0] == "record":
             # a dataclass argument called: `layer(x)` is its class's __call__ with the record as self
-            var = self.frame.rename[func.id]
-            cls = self.ns.get(self.agg_meta[var][2], self.frame.parsed.namespace.get(self.agg_meta[var][2]))
+            var = state.frame.rename[func.id]
+            cls = state.ns.get(state.agg_meta[var][2], state.frame.parsed.namespace.get(state.agg_meta[var][2]))
             call = getattr(cls, "__call__", None)
             if isinstance(call, types.FunctionType):
                 args, kws = self.call_arguments(node, out)
@@ -106,19 +108,19 @@ class CallInlining:
         obj = self.resolve(func)
         if obj is rt.record:   # a pytree container rebuilt by s2s's flat wrapper
             cls = node.args[0].id
-            tmp = self.namer.temp()
+            tmp = state.namer.temp()
             self.assign_aggregate(tmp, [k.value for k in node.keywords], out, node,
                                   ("record", tuple(k.arg for k in node.keywords), cls))
-            self.global_ref(cls, self.frame.parsed.namespace[cls], node)
+            self.global_ref(cls, state.frame.parsed.namespace[cls], node)
             return name(tmp)
         if obj is builtins.reversed and len(node.args) == 1 and not node.keywords and not self.is_range(node.args[0]):
             # reversed(seq): the sequence reversed (a slice, differentiable), not an iterator s2s would
             # take for a constant (a loop over it would never see the array: a zero gradient); over a
             # range, the range reversed (a call of the nondiff rule)
             base = self.atom(node.args[0], out)
-            if isinstance(base, gast.Name) and base.id in self.aggregates:
+            if isinstance(base, gast.Name) and base.id in state.aggregates:
                 return self._reversed_aggregate(base, node, out)
-            tmp = self.namer.temp()
+            tmp = state.namer.temp()
             out.append(assign(tmp, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), node))
             return name(tmp)
         if obj is np.einsum:
@@ -151,10 +153,10 @@ class CallInlining:
         for k in node.keywords:
             if k.arg is None:
                 value = self.atom(k.value, out)
-                if not (isinstance(value, gast.Name) and self.agg_meta.get(value.id, ("",))[0] == "dict"):
+                if not (isinstance(value, gast.Name) and self.state.agg_meta.get(value.id, ("",))[0] == "dict"):
                     raise self.error(UnsupportedSyntaxError, "s2s spreads `**` only over dicts built in the function "
                                      "or passed as **kwargs", node, "pass keyword arguments by name")
-                keys = self.agg_meta[value.id][1]
+                keys = self.state.agg_meta[value.id][1]
                 for key, e in zip(keys, self.aggregate_or_name(value.id).elts):
                     kws[key] = e
             else:
@@ -163,7 +165,7 @@ class CallInlining:
 
     def spread(self, seq, star, node, out) -> list:
         value = self.atom(seq, out)
-        if isinstance(value, gast.Name) and value.id in self.aggregates:
+        if isinstance(value, gast.Name) and value.id in self.state.aggregates:
             return list(self.aggregate_or_name(value.id).elts)
         raise self.error(UnsupportedSyntaxError, f"s2s spreads `{star}` only over tuples and lists built in the "
                          "function or passed as *args (their length known before the code runs)", node,
@@ -195,7 +197,7 @@ class CallInlining:
         rule = lookup(obj)
         if rule is not None:
             return self.call_rule(obj, args, node, kws)
-        if isinstance(obj, types.FunctionType) and obj in self.keep_calls:
+        if isinstance(obj, types.FunctionType) and obj in self.state.keep_calls:
             # a helper the next pass has its own rule for (e.g. vmap's batched matmul cotangents)
             call = gast.Call(func=name(self._bind_fn(obj)),
                              args=[self.emit_literal(a) for a in args],
@@ -209,14 +211,14 @@ class CallInlining:
             # `self.helper(x)`, `model.loss(x)`: the method, with its object as the first argument
             receiver = self.global_ref(f"{obj.__func__.__name__}_self", obj.__self__, node)
             if isinstance(receiver, gast.Name):
-                self.object_names.add(receiver.id)
+                self.state.object_names.add(receiver.id)
             return self.inline(obj.__func__, [receiver] + args, kws, node, out)
         call = getattr(type(obj), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(obj, type):
             # an object with a Python __call__ (a model, a layer): the method, the object first
             receiver = self.global_ref(f"{type(obj).__name__.lower()}_self", obj, node)
             if isinstance(receiver, gast.Name):
-                self.object_names.add(receiver.id)
+                self.state.object_names.add(receiver.id)
             return self.inline(call, [receiver] + args, kws, node, out)
         if callable(obj):
             # code s2s cannot read (a C function, a class, a library's function) and has no rule for:
@@ -239,8 +241,8 @@ class CallInlining:
             # the sublist form: a sublist after each operand, and maybe the output's last
             for k in [k for k in range(1, len(args), 2)] + ([len(args) - 1] if len(args) % 2 else []):
                 a = args[k]
-                if isinstance(a, gast.Name) and a.id in self.frame.locals:
-                    if self.frame.rename.get(a.id, a.id) in self.aggregates:
+                if isinstance(a, gast.Name) and a.id in self.state.frame.locals:
+                    if self.state.frame.rename.get(a.id, a.id) in self.state.aggregates:
                         raise self.error(UnsupportedSyntaxError, "s2s cannot differentiate np.einsum with a "
                                          "sublist built in the function", node, "write the sublists inline, "
                                          "np.einsum(x, (0, 1), y, (1, 2)), or use a string")
@@ -261,11 +263,11 @@ class CallInlining:
         if rule is None:
             raise self.error(NoRuleError, f"s2s has no rule for {_describe(fn)}", node)
         for key, value in rule.bindings.items():
-            if key in self.ns and self.ns[key] is not value:
+            if key in self.state.ns and self.state.ns[key] is not value:
                 raise self.error(TransformError, f"two different functions are both named `{key}`", node,
                                  "rename one of them")
-            self.ns[key] = value
-            self.namer.taken.add(key)
+            self.state.ns[key] = value
+            self.state.namer.taken.add(key)
         call = gast.Call(func=parse_expr(rule.name), args=[self.emit_literal(a) for a in args],
                          keywords=[gast.keyword(k, self.emit_literal(v)) for k, v in (kws or {}).items()])
         call.s2s_fn = fn
@@ -274,26 +276,26 @@ class CallInlining:
 
     def _bind_fn(self, fn) -> str:
         key = fn.__name__
-        if self.ns.get(key) is not fn:
-            if key in self.ns:
-                key = self.namer.fresh(key)
-            self.ns[key] = fn
-            self.namer.taken.add(key)
+        if self.state.ns.get(key) is not fn:
+            if key in self.state.ns:
+                key = self.state.namer.fresh(key)
+            self.state.ns[key] = fn
+            self.state.namer.taken.add(key)
         return key
 
     def inline(self, fn, args: list, kws: dict, node, out: list) -> Any:
         self.check_recursion(fn, getattr(fn, "__name__", "<def>"), node)
         parsed = self.as_inlined(parse_function(fn), node)
         fence(parsed, top=False)
-        self.deps.add(parsed.source.filename)
+        self.state.deps.add(parsed.source.filename)
         fdef = parsed.node
         sig = inspect.signature(fn)
         params = parameter_names(fdef.args)
         local = params + sorted(scope_locals(fdef.body) - set(params))
         # (an identifier: a lambda's name is `<lambda>`)
         suffix = re.sub(r"\W", "", fn.__name__).strip("_") or ("lambda" if fn.__name__ == "<lambda>" else "fn")
-        rename = {n: self.namer.fresh(f"{n}_{suffix}") for n in local}
-        result = self.namer.fresh(f"{suffix}_out")
+        rename = {n: self.state.namer.fresh(f"{n}_{suffix}") for n in local}
+        result = self.state.namer.fresh(f"{suffix}_out")
         frame = Frame(parsed, rename, set(local), result, None)
         return self.inline_body(parsed, sig, frame, fn, suffix, args, kws, node, out)
 
@@ -303,7 +305,7 @@ class CallInlining:
         names the user's line and the chain of calls (frontend/call_sites.py)."""
         func = getattr(node, "func", None)
         label = _dotted(func) if isinstance(func, (gast.Name, gast.Attribute)) else None
-        src = parsed.source.inlined_at(self.frame.parsed.source, node,
+        src = parsed.source.inlined_at(self.state.frame.parsed.source, node,
                                        label or getattr(parsed.fn, "__qualname__", None))
         for n in iter_nodes(parsed.node):
             if hasattr(n, "lineno"):
@@ -314,20 +316,20 @@ class CallInlining:
     def opaque_ref(self, obj, func, node):
         """A global of the generated code holding `obj` (any callable: global_ref takes values only)."""
         preferred = re.sub(r"\W", "_", _dotted(func) if func is not None else getattr(obj, "__name__", "fn"))
-        if self.ns.get(preferred) is obj:
+        if self.state.ns.get(preferred) is obj:
             return name(preferred)
-        key = self.namer.fresh(preferred.split("_")[-1] or "fn")
-        self.ns[key] = obj
+        key = self.state.namer.fresh(preferred.split("_")[-1] or "fn")
+        self.state.ns[key] = obj
         return name(key)
 
     def check_recursion(self, key, label: str, node) -> None:
         """Recursion is inlined while its depth is decided by constants s2s knows (`depth - 1` of a
         constant, a branch on it folded); a depth known only when the code runs is refused."""
-        depth = sum(1 for f in self.inline_stack if f is key)
-        self.inline_counts[id(key)] = self.inline_counts.get(id(key), 0) + 1
-        if depth >= MAX_RECURSION or (depth and self.inline_counts[id(key)] > MAX_INLINES):
+        depth = sum(1 for f in self.state.inline_stack if f is key)
+        self.state.inline_counts[id(key)] = self.state.inline_counts.get(id(key), 0) + 1
+        if depth >= MAX_RECURSION or (depth and self.state.inline_counts[id(key)] > MAX_INLINES):
             chain = " -> ".join(getattr(f, "__name__", None) or getattr(f, "name", "<def>")
-                                for f in self.inline_stack[:2] + [key])
+                                for f in self.state.inline_stack[:2] + [key])
             raise self.error(RecursionNotSupportedError, f"recursive call ({chain} -> ...): s2s inlines helper "
                              "functions, and this recursion does not end at a depth s2s knows when it reads the code",
                              node, "rewrite the recursion as a loop, or make its depth a constant argument")
@@ -345,15 +347,15 @@ class CallInlining:
         body_src = list(fdef.body)
         if not _always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
-        caller = self.frame
+        caller = self.state.frame
         rename = frame.rename
         assigned = assigned_names(fdef.body)
         shared = _written_in_place(fdef.body) - assigned
         for p, param in sig.parameters.items():
             if p in bound.arguments:
                 value = bound.arguments[p]
-                if p in shared and isinstance(value, gast.Name) and value.id not in self.functions \
-                        and value.id not in self.aggregates and value.id not in self.row_lists:
+                if p in shared and isinstance(value, gast.Name) and value.id not in self.state.functions \
+                        and value.id not in self.state.aggregates and value.id not in self.state.row_lists:
                     # a helper writing into its argument (`buf[0] = v`) writes into the caller's array:
                     # the parameter is that variable's name (no alias the transforms would refuse)
                     rename[p] = value.id
@@ -379,12 +381,12 @@ class CallInlining:
             self.bind_value(rename[p], value, out, node)
             held = self.object_of(value)
             if held is not None and p not in assigned:
-                self.objects[rename[p]] = held
-        self.inline_stack.append(key)
-        self.frame = frame
+                self.state.objects[rename[p]] = held
+        self.state.inline_stack.append(key)
+        self.state.frame = frame
         try:
             if _has_early_return(body_src):
-                frame.live = self.namer.fresh(f"{suffix}_alive")
+                frame.live = self.state.namer.fresh(f"{suffix}_alive")
                 out.append(assign(frame.live, const(True), node))
             body, _ = self.stmts(body_src)
             for n in body:
@@ -392,8 +394,8 @@ class CallInlining:
                     n.s2s_src = parsed.source
             out += body
         finally:
-            self.frame = caller
-            self.inline_stack.pop()
+            self.state.frame = caller
+            self.state.inline_stack.pop()
         return name(frame.result)
 
     def inline_tree_transform(self, obj, args, kws, node, out):
@@ -419,7 +421,7 @@ class CallInlining:
                 else regroup(res)
         else:
             value = _literal([res.elts[0], regroup(res.elts[1])], ("tuple", None, None))
-        tmp = self.namer.temp()
+        tmp = self.state.namer.temp()
         self.bind_value(tmp, value, out, node) if isinstance(value, (gast.Tuple, gast.List)) \
             else out.append(assign(tmp, value, node))
         return name(tmp)
@@ -436,7 +438,7 @@ class CallInlining:
             parts = [parts[i] for i in order]
             td = ("dict", tuple(keys[i] for i in order), tuple(p[0] for p in parts))
         elif kind == "record":
-            td = ("record", self.ns.get(cls, self.frame.parsed.namespace.get(cls)), tuple(keys),
+            td = ("record", self.state.ns.get(cls, self.state.frame.parsed.namespace.get(cls)), tuple(keys),
                   tuple(p[0] for p in parts))
         else:
             td = (kind, None, tuple(p[0] for p in parts))

@@ -29,18 +29,20 @@ from .statements import Loop, _has_return
 
 
 class LoopDesugaring:
-    """Loop part of `Normalizer` (normalize.py). State it uses: `frame` (its `loops` stack), `namer`,
-    `aggregates`, `agg_meta`; methods of the other parts: `stmts`, `guard_flag`,
-    `assign_normalized` (statements.py), `atom`, `expr_into` (anf.py), `bind_value`, `element_of`
-    (containers.py), `call_rule` (inlining.py), `store_name`, `try_resolve` (resolution.py), `error`."""
+    """Loop part of `Normalizer` (normalize.py). Fields of `self.state` (normalize_state.py) it
+    uses: `frame` (its `loops` stack), `namer`, `aggregates`, `agg_meta`, `constants`,
+    `functions`, `dynamic_depth`; methods of the other parts: `stmts`, `guard_flag`,
+    `assign_normalized` (statements.py), `atom`, `expr_into` (anf.py), `bind_value`,
+    `element_of` (containers.py), `call_rule` (inlining.py), `store_name`, `try_resolve`
+    (resolution.py), `error`."""
 
     def stmt_While(self, s):
         out: list = []
-        cond = self.namer.temp()
+        cond = self.state.namer.temp()
         self.expr_into(s.test, cond, out)
         exits = _has_exit(s.body)
-        loop = Loop(cond, self.namer.fresh("go") if exits else None)
-        self.frame.loops.append(loop)
+        loop = Loop(cond, self.state.namer.fresh("go") if exits else None)
+        self.state.frame.loops.append(loop)
         self.enter_dynamic_loop(s.body)
         try:
             body: list = [assign(loop.go, const(True), s)] if exits else []
@@ -52,7 +54,7 @@ class LoopDesugaring:
                 copy_loc(r, s)
             body += [copy_loc(gast.If(test=name(cond), body=recompute, orelse=[]), s)] if exits else recompute
         finally:
-            self.frame.loops.pop()
+            self.state.frame.loops.pop()
             self.leave_dynamic_loop(s.body)
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
         return out, _has_return(s.body)
@@ -65,8 +67,10 @@ class LoopDesugaring:
 
     def for_loop(self, s, kind: str, args: list, out: list) -> tuple[list, bool]:
         """The `for` statement `s` over an iterable classified by `iteration`."""
+        state = self.state
         if kind in ("seq", "range", "rangeobj", "zip") and not _has_exit(s.body) and self.starts_empty(s.body) and not (
-                kind in ("seq", "zip") and any(isinstance(a, gast.Name) and a.id in self.aggregates for a in args)) and not (
+                kind in ("seq", "zip") and
+                any(isinstance(a, gast.Name) and a.id in state.aggregates for a in args)) and not (
                 kind == "range" and all(self.is_static_int(a) for a in args)):
             return self.peel_first(s, kind, args, out)
         if kind == "range" and len(args) <= 3 and all(self.is_static_int(a) for a in args) \
@@ -77,11 +81,11 @@ class LoopDesugaring:
             if len(steps) > 1000:
                 raise self.error(UnsupportedSyntaxError, f"this loop fills a list with {len(steps)} elements, one "
                                  "variable each", s, "preallocate an array and write rows into it")
-            tmp = self.namer.temp()
+            tmp = state.namer.temp()
             self.bind_value(tmp, _literal([const(k) for k in steps], ("tuple", None, None)), out, s)
             return self.unroll(s, "seq", [name(tmp)], out)
         if kind == "items" or (kind in ("seq", "enumerate", "zip") and any(
-                isinstance(q, gast.Name) and q.id in self.aggregates for q in args)):
+                isinstance(q, gast.Name) and q.id in state.aggregates for q in args)):
             return self.unroll(s, kind, args, out)
         # Per-iteration element assignments, as (target, value-maker) pairs.
         if kind == "range":
@@ -91,18 +95,18 @@ class LoopDesugaring:
         else:
             seqs = args
             if len(seqs) == 1:
-                n = self.namer.temp()
+                n = state.namer.temp()
                 q = seqs[0]
-                length = const(len(self.aggregates[q.id])) if isinstance(q, gast.Name) and q.id in self.aggregates \
+                length = const(len(state.aggregates[q.id])) if isinstance(q, gast.Name) and q.id in state.aggregates \
                     else self.call_rule(builtins.len, [q], s)
                 out.append(assign(n, length, s))
             else:
                 lens = []
                 for q in seqs:
-                    ln = self.namer.temp()
+                    ln = state.namer.temp()
                     out.append(assign(ln, self.call_rule(builtins.len, [q], s), s))
                     lens.append(name(ln))
-                n = self.namer.temp()
+                n = state.namer.temp()
                 out.append(assign(n, self.call_rule(builtins.min, lens, s), s))
             count_args = [name(n)]
         target = s.target
@@ -110,7 +114,7 @@ class LoopDesugaring:
             index_var = self.store_name(target.id, s)
             elem_assigns: list = []
         else:
-            index_var = self.namer.fresh("k")
+            index_var = state.namer.fresh("k")
             elem_assigns = []
             seqs = [self._subscriptable(q, out) for q in seqs]
             if kind == "enumerate":
@@ -129,27 +133,27 @@ class LoopDesugaring:
         if not exits:
             # for i in range(...): keep the for loop; bind the range to a temp if
             # its bounds are reassigned inside (the backward sweep replays the same range).
-            body_assigned = {self.frame.rename.get(n, n) for n in assigned_names(s.body)}
+            body_assigned = {state.frame.rename.get(n, n) for n in assigned_names(s.body)}
             if count_args is None:
                 iter_node = args[0]
             elif any(isinstance(a, gast.Name) and a.id in body_assigned for a in count_args):
-                r = self.namer.temp()
+                r = state.namer.temp()
                 out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
                 iter_node = name(r)
             else:
                 iter_node = self.call_rule(builtins.range, count_args, s)
             if self._appends_in(s.body, s):
                 if count_args is None:
-                    steps = self.namer.temp()
+                    steps = state.namer.temp()
                     out.append(assign(steps, self.call_rule(builtins.len, [iter_node], s), s))
                 else:
-                    r = self.namer.temp()
+                    r = state.namer.temp()
                     out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
                     iter_node = name(r)
-                    steps = self.namer.temp()
+                    steps = state.namer.temp()
                     out.append(assign(steps, self.call_rule(builtins.len, [name(r)], s), s))
                 self.rows_for_loop(s.body, name(steps), out, s)
-            self.frame.loops.append(Loop(None, None))
+            state.frame.loops.append(Loop(None, None))
             self.enter_dynamic_loop(s.body, s.target)
             try:
                 body: list = []
@@ -158,7 +162,7 @@ class LoopDesugaring:
                 inner, _ = self.stmts(s.body)
                 body += inner
             finally:
-                self.frame.loops.pop()
+                state.frame.loops.pop()
                 self.leave_dynamic_loop(s.body, s.target)
                 self.close_row_lists()
             out.append(copy_loc(gast.For(target=name(index_var, gast.Store()), iter=iter_node,
@@ -168,17 +172,17 @@ class LoopDesugaring:
         if count_args is None:
             r = args[0].id
         else:
-            r = self.namer.temp()
+            r = state.namer.temp()
             out.append(assign(r, self.call_rule(builtins.range, count_args, s), s))
-        n = self.namer.temp()
+        n = state.namer.temp()
         out.append(assign(n, self.call_rule(builtins.len, [name(r)], s), s))
-        k = self.namer.fresh("k")
+        k = state.namer.fresh("k")
         out.append(assign(k, const(0), s))
-        cond = self.namer.temp()
+        cond = state.namer.temp()
         out.append(assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s))
         self.rows_for_loop(s.body, name(n), out, s)
-        loop = Loop(cond, self.namer.fresh("go"))
-        self.frame.loops.append(loop)
+        loop = Loop(cond, state.namer.fresh("go"))
+        state.frame.loops.append(loop)
         self.enter_dynamic_loop(s.body, s.target)
         try:
             body = [assign(loop.go, const(True), s),
@@ -191,7 +195,7 @@ class LoopDesugaring:
             body.append(copy_loc(gast.If(test=name(cond), body=[
                 assign(cond, gast.Compare(name(k), [gast.Lt()], [name(n)]), s)], orelse=[]), s))
         finally:
-            self.frame.loops.pop()
+            state.frame.loops.pop()
             self.leave_dynamic_loop(s.body, s.target)
             self.close_row_lists()
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
@@ -200,14 +204,14 @@ class LoopDesugaring:
     def _held_element(self, value, node, out):
         """An element of a split container as an atom (a nested container gets a variable)."""
         if isinstance(value, (gast.Tuple, gast.List)):
-            tmp = self.namer.temp()
+            tmp = self.state.namer.temp()
             self.bind_value(tmp, value, out, node)
             return name(tmp)
         return value
 
     def starts_empty(self, body: list) -> bool:
         """The body appends to a list that is empty before the loop."""
-        return any(not self.aggregates[var] for var in self._appends_in(body, None))
+        return any(not self.state.aggregates[var] for var in self._appends_in(body, None))
 
     def peel_first(self, s, kind: str, args: list, out: list) -> tuple[list, bool]:
         """A loop (trip count known when it runs) filling an empty list: its first step written out
@@ -219,20 +223,20 @@ class LoopDesugaring:
             # compiled code keeps a range, which it can reverse)
             a, b, c = (const(0), args[0], const(1)) if len(args) == 1 else \
                 (args[0], args[1], args[2] if len(args) > 2 else const(1))
-            r = self.namer.temp()
+            r = self.state.namer.temp()
             out.append(assign(r, self.call_rule(builtins.range, args, s), s))
             self._check_nonempty(name(r), s, out)
             self.assign_normalized(s.target, a, out, s)
             inner, _ = self.stmts(s.body)
             out += inner
-            start = self.namer.temp()
+            start = self.state.namer.temp()
             out.append(assign(start, gast.BinOp(a, gast.Add(), c), s))
             return self.for_loop(s, "range", [name(start), b, c], out)
         seqs = args
         firsts = []
         for q in seqs:
             self._check_nonempty(q, s, out)
-            tmp = self.namer.temp()
+            tmp = self.state.namer.temp()
             out.append(assign(tmp, gast.Subscript(clone(q), const(0), gast.Load()), s))
             firsts.append(name(tmp))
         if kind == "zip":
@@ -248,7 +252,7 @@ class LoopDesugaring:
         out += inner
         rests = []
         for q in seqs:
-            rest = self.namer.temp()
+            rest = self.state.namer.temp()
             out.append(assign(rest, gast.Subscript(clone(q), gast.Slice(const(1), None, None), gast.Load()), s))
             rests.append(name(rest))
         return self.for_loop(s, "rangeobj" if kind in ("range", "rangeobj") else kind, rests, out)
@@ -258,7 +262,7 @@ class LoopDesugaring:
         out.append(copy_loc(gast.Expr(value=check), s))
 
     def is_static_int(self, atom) -> bool:
-        value = atom.value if isinstance(atom, gast.Constant) else self.constants.get(atom.id) \
+        value = atom.value if isinstance(atom, gast.Constant) else self.state.constants.get(atom.id) \
             if isinstance(atom, gast.Name) else None
         return isinstance(value, int) and not isinstance(value, bool)
 
@@ -266,42 +270,42 @@ class LoopDesugaring:
         """A loop s2s keeps (its trip count known when the code runs): what the body rebinds is not
         known statically inside it (a constant, a function value), and lists made outside it cannot
         grow in it (sequences.py)."""
-        self.dynamic_depth += 1
+        self.state.dynamic_depth += 1
         self._forget_rebound(body, target, on_entry=True)
 
     def leave_dynamic_loop(self, body: list, target=None) -> None:
-        self.dynamic_depth -= 1
+        self.state.dynamic_depth -= 1
         self._forget_rebound(body, target, on_entry=False)
 
     def _forget_rebound(self, body: list, target, on_entry: bool) -> None:
         rebound = scope_locals(body) | (scope_locals([gast.Assign(targets=[target], value=const(0), type_comment=None)])
                                         if target is not None else set())
         for n in rebound:
-            var = self.frame.rename.get(n)
+            var = self.state.frame.rename.get(n)
             if var is None:
                 continue
-            self.constants.pop(var, None)
-            if on_entry and var in self.functions:
-                self.functions[var] = AMBIGUOUS
+            self.state.constants.pop(var, None)
+            if on_entry and var in self.state.functions:
+                self.state.functions[var] = AMBIGUOUS
 
     def unroll(self, s, kind: str, seqs: list, out: list) -> tuple[list, bool]:
         """A loop over a split tuple/list/dict: one copy of the body per element."""
         if _has_break_continue(s.body):
             raise self.error(UnsupportedSyntaxError, "break/continue in a loop over a tuple/list is not supported", s,
                              "loop over range(len(...)) instead")
-        lengths = [len(self.aggregates[q.id]) if isinstance(q, gast.Name) and q.id in self.aggregates
+        lengths = [len(self.state.aggregates[q.id]) if isinstance(q, gast.Name) and q.id in self.state.aggregates
                    else len(q.value) if isinstance(q, gast.Constant) and isinstance(q.value, (str, bytes)) else None
                    for q in seqs]
         known = [n for n in lengths if n is not None]
         n = min(known)
         if kind == "items":
-            keys = self.agg_meta[seqs[0].id][1]
+            keys = self.state.agg_meta[seqs[0].id][1]
         blocks = []
         for k in range(n):
             code: list = []
-            values = [self.element_of(q.id, k if self.agg_meta.get(q.id, ("tuple",))[0] != "dict"
-                                      else self.agg_meta[q.id][1][k], s)
-                      if isinstance(q, gast.Name) and q.id in self.aggregates
+            values = [self.element_of(q.id, k if self.state.agg_meta.get(q.id, ("tuple",))[0] != "dict"
+                                      else self.state.agg_meta[q.id][1][k], s)
+                      if isinstance(q, gast.Name) and q.id in self.state.aggregates
                       else const(q.value[k]) if isinstance(q, gast.Constant) and isinstance(q.value, (str, bytes))
                       else gast.Subscript(clone(q), const(k), gast.Load()) for q in seqs]
             if kind == "items":
@@ -313,7 +317,7 @@ class LoopDesugaring:
             else:
                 v = values[0]
                 if isinstance(v, gast.Subscript):
-                    tmp = self.namer.temp()
+                    tmp = self.state.namer.temp()
                     code.append(assign(tmp, v, s))
                     v = name(tmp)
                 self.assign_normalized(s.target, v, code, s)
@@ -336,7 +340,7 @@ class LoopDesugaring:
         if isinstance(target, gast.Name):
             out.append(assign(self.store_name(target.id, s), value, s))
             return
-        tmp = self.namer.temp()
+        tmp = self.state.namer.temp()
         out.append(assign(tmp, value, s))
         raise self.error(UnsupportedSyntaxError, "unpacking rows of an array in a for loop is not supported", s,
                          "index the row instead: for i in range(len(X)): a, b = X[i, 0], X[i, 1]")
@@ -346,9 +350,9 @@ class LoopDesugaring:
 
     def element(self, seq, index, s):
         """seq[index] for a loop element: a choose() for split tuples/lists."""
-        if isinstance(seq, gast.Name) and seq.id in self.aggregates:
-            elems = self.aggregates[seq.id]
-            if any(e in self.aggregates for e in elems):
+        if isinstance(seq, gast.Name) and seq.id in self.state.aggregates:
+            elems = self.state.aggregates[seq.id]
+            if any(e in self.state.aggregates for e in elems):
                 raise self.error(UnsupportedSyntaxError, "s2s cannot loop over a list of tuples", s)
             return self.call_rule(rt.choose, [index] + [name(e) for e in elems], s)
         return gast.Subscript(clone(seq), index, gast.Load())
@@ -362,7 +366,7 @@ class LoopDesugaring:
     def _holds_only_ranges(self, ident: str) -> bool:
         """Whether the local `ident` is bound only to `range(...)` calls in the function's own body
         (not a parameter)."""
-        fdef = self.frame.parsed.node
+        fdef = self.state.frame.parsed.node
         if ident in {a.id for a in fdef.args.args if isinstance(a, gast.Name)}:
             return False
         values = _assignments_to(fdef, ident)
@@ -371,8 +375,8 @@ class LoopDesugaring:
 
     def _reversed_aggregate(self, seq, node, out):
         """A split tuple/list in reverse order (a new split value)."""
-        tmp = self.namer.temp()
-        self.bind_value(tmp, _literal([self.aggregate_or_name(e) for e in reversed(self.aggregates[seq.id])],
+        tmp = self.state.namer.temp()
+        self.bind_value(tmp, _literal([self.aggregate_or_name(e) for e in reversed(self.state.aggregates[seq.id])],
                                       ("tuple", None, None)), out, node)
         return name(tmp)
 
@@ -381,13 +385,13 @@ class LoopDesugaring:
         if isinstance(it, gast.Call) and not it.keywords and isinstance(it.func, gast.Attribute) \
                 and it.func.attr in ("items", "values", "keys") and not it.args:
             base = self.atom(it.func.value, out)
-            if isinstance(base, gast.Name) and self.agg_meta.get(base.id, ("",))[0] == "dict":
+            if isinstance(base, gast.Name) and self.state.agg_meta.get(base.id, ("",))[0] == "dict":
                 if it.func.attr == "values":
                     return "seq", [base]
                 if it.func.attr == "items":
                     return "items", [base]
-                keys = self.agg_meta[base.id][1]
-                tmp = self.namer.temp()
+                keys = self.state.agg_meta[base.id][1]
+                tmp = self.state.namer.temp()
                 self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
                 return "seq", [name(tmp)]
         if isinstance(it, gast.Call) and not it.keywords:
@@ -396,7 +400,7 @@ class LoopDesugaring:
                 return "range", [self.atom(a, out) for a in it.args]
             if obj is builtins.reversed and len(it.args) == 1 and self.is_range(it.args[0]):
                 base = self.atom(it.args[0], out)   # (or a range object made earlier: `r = range(n)`)
-                r = self.namer.temp()
+                r = self.state.namer.temp()
                 out.append(assign(r, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), it))
                 return "rangeobj", [name(r)]
             # reversed() of a sequence falls through: its value is the reversed sequence (expr_Call)
@@ -409,9 +413,9 @@ class LoopDesugaring:
                         if isinstance(a, gast.Starred) else [self.atom(a, out)]
                 return "zip", seqs
         seq = self.atom(it, out)
-        if isinstance(seq, gast.Name) and self.agg_meta.get(seq.id, ("",))[0] == "dict":
-            keys = self.agg_meta[seq.id][1]      # iterating a dict yields its keys
-            tmp = self.namer.temp()
+        if isinstance(seq, gast.Name) and self.state.agg_meta.get(seq.id, ("",))[0] == "dict":
+            keys = self.state.agg_meta[seq.id][1]      # iterating a dict yields its keys
+            tmp = self.state.namer.temp()
             self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
             return "seq", [name(tmp)]
         return "seq", [seq]

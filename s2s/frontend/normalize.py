@@ -29,12 +29,15 @@ The work is split by concern into the mixins `Normalizer` is made of, each modul
 of this it leaves behind: resolution.py (names and attributes -> Python objects, globals of the
 generated code), inlining.py (calls: rule calls stay, other callees are inlined), statements.py
 (statement desugaring), loops.py (for/while), anf.py (expressions in A-normal form), containers.py
-(tuples, lists and dicts split into variables). ast_build.py holds the node builders every later
-pass uses too.
+and sequences.py (tuples, lists and dicts split into variables), functions.py (function values),
+foreign.py (np.matrix, scipy.sparse), effects.py (side effects kept as written). What they share
+is one declared record, `NormalizeState` (normalize_state.py: each field with who writes and who
+reads it), handed to `Normalizer`; the checks of the finished body (`materialize_functions`,
+`check_sparse_uses`) are passes of their own, run after it by `normalize`. ast_build.py holds the
+node builders every later pass uses too.
 """
 from __future__ import annotations
 
-import builtins
 import dataclasses
 from typing import Any
 
@@ -42,17 +45,17 @@ import gast
 
 from ..errors import UnsupportedSyntaxError
 from .anf import ExpressionANF
-from .ast_build import Namer, assign, const, copy_loc, scope_locals
+from .ast_build import assign, const, copy_loc, scope_locals
 from .containers import SplitContainers
 from .fence import fence
-from .foreign import ForeignValues
-from .functions import FunctionValues
+from .foreign import ForeignValues, check_sparse_uses
+from .functions import FunctionValues, materialize_functions
 from .inlining import CallInlining
 from .effects import SideEffects
 from .sequences import SequenceBuilding
 from .loops import LoopDesugaring
-from .namespace import base_namespace
-from .nodes import clone, iter_nodes, names_in
+from .normalize_state import NormalizeState
+from .nodes import clone, iter_nodes
 from .parse import ParsedFunction, SourceInfo
 from .resolution import NameResolution, _constant
 from .statements import Frame, StatementDesugaring, _always_returns, _has_early_return
@@ -70,75 +73,45 @@ class NormalizedFunction:
 
 class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuilding, ExpressionANF, CallInlining,
                  FunctionValues, SplitContainers, NameResolution, ForeignValues):
-    """The state of one normalization (the namer, the generated module's globals, the split
-    containers, the frame of the function being normalized) and its entry point, `run`; the
-    methods of each concern come from the mixins."""
+    """The pass that normalizes the body (`normalize_body`) and the function around it
+    (`function_def`); the methods of each concern come from the mixins, and the state they share is
+    `state` (a NormalizeState, normalize_state.py)."""
 
-    def __init__(self, parsed: ParsedFunction, keep_calls: frozenset = frozenset()):
-        self.top = parsed
-        self.keep_calls = keep_calls
-        self.ns = base_namespace()
-        taken = set(self.ns) | set(dir(builtins))
-        for n in iter_nodes(parsed.node):
-            if isinstance(n, gast.Name):
-                taken.add(n.id)
-        taken |= {a.id for a in parsed.node.args.args}
-        self.namer = Namer(taken)
-        self.global_names = names_in(parsed.node)
-        self.aggregates: dict[str, list[str]] = {}   # split tuples/lists/dicts: var -> element vars
-        self.agg_meta: dict[str, tuple] = {}          # var -> (kind, keys, class name) of its container
-        self.results: dict[str, tuple] = {}           # var -> fields of the np.linalg namedtuple it holds
-        self.inline_stack: list[Any] = [parsed.fn]
-        self.deps: set[str] = {parsed.source.filename}
-        self.frame: Frame | None = None
-        self._alias_checks: dict[int, tuple] = {}     # id(function node) -> (node, its checks)
-        # locals that hold one Python object for the whole call (a method's `self`): their attributes
-        # are read when the code runs, their methods are inlined
-        self.objects: dict[str, Any] = {}
-        self.object_names: set[str] = set()          # globals of the generated code bound to such objects
-        self._store_counts: dict[int, tuple] = {}
-        self.functions: dict[str, Any] = {}          # variables holding a function value (functions.py)
-        self.constants: dict[str, Any] = {}          # variables known to hold a constant (a key, an index)
-        self.list_groups: dict[str, set] = {}         # names holding the same list (sequences.py)
-        self.stale: set[str] = set()                  # names whose list changed through another name
-        self.row_lists: dict[str, tuple] = {}        # list grown in a kept loop -> (rows, count, open) (sequences.py)
-        self.inline_counts: dict[int, int] = {}      # id(function) -> times inlined (recursion, inlining.py)
-        self.always_leaves = False                    # the statement just normalized surely returns (statements.py)
-        self.holders: dict[str, dict] = {}           # array var -> {var holding it by copy: what it is} (statements.py)
-        self.appended_rows: dict[str, str] = {}      # var appended (by reference in Python) to a list kept as rows
-        self.dynamic_depth = 0                        # loops around the statement whose trip count is not static
-        self.list_depth: dict[str, int] = {}          # split list -> dynamic_depth where it was made
+    def __init__(self, state: NormalizeState):
+        self.state = state      # everything the parts share (normalize_state.py)
 
     # ----- errors -------------------------------------------------------------
     def error(self, cls, msg, node, hint=None):
         # (a node read from an inlined body carries that body's source: frontend/call_sites.py)
-        return (getattr(node, "s2s_src", None) or self.frame.parsed.source).error(cls, msg, node, hint)
+        return (getattr(node, "s2s_src", None) or self.state.frame.parsed.source).error(cls, msg, node, hint)
 
-    # ----- entry ----------------------------------------------------------------
-    def run(self) -> NormalizedFunction:
-        fdef = self.top.node
+    # ----- the body: resolution, inlining, desugaring, ANF ---------------------------------------
+    def normalize_body(self) -> tuple[list, dict[str, str]]:
+        """The top function's statements in A-normal form, and how its locals were renamed."""
+        state = self.state
+        fdef = state.top.node
         params = [a.id for a in fdef.args.args]
         if fdef.args.posonlyargs:
-            raise self.top.source.error(UnsupportedSyntaxError, "positional-only parameters are not supported", fdef)
+            raise state.top.source.error(UnsupportedSyntaxError, "positional-only parameters are not supported", fdef)
         kwonly = [a.id for a in fdef.args.kwonlyargs]
-        kw_defaults = dict(getattr(self.top.fn, "__kwdefaults__", None) or {})
+        kw_defaults = dict(getattr(state.top.fn, "__kwdefaults__", None) or {})
         if any(k not in kw_defaults for k in kwonly):
-            raise self.top.source.error(UnsupportedSyntaxError, "a keyword-only parameter without a default: pass "
-                                        "it at the call (`s2s.grad(f)(x, key=value)`)", fdef)
+            raise state.top.source.error(UnsupportedSyntaxError, "a keyword-only parameter without a default: pass "
+                                         "it at the call (`s2s.grad(f)(x, key=value)`)", fdef)
         local = params + sorted((scope_locals(fdef.body) | set(kwonly)) - set(params))
-        self.global_names -= set(local)
+        state.global_names -= set(local)
         body_src = list(fdef.body)
         if not _always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
         early = _has_early_return(body_src)
         # A local that shadows a name generated code needs (np, push, ...) is renamed.
-        rename = {n: (self.namer.fresh(n + "_") if n in self.ns else n) for n in local}
-        frame = Frame(self.top, rename, set(local), None, None)
-        self.frame = frame
+        rename = {n: (state.namer.fresh(n + "_") if n in state.ns else n) for n in local}
+        frame = Frame(state.top, rename, set(local), None, None)
+        state.frame = frame
         body: list = []
         if early:
-            frame.result = self.namer.fresh("result")
-            frame.live = self.namer.fresh("alive")
+            frame.result = state.namer.fresh("result")
+            frame.live = state.namer.fresh("alive")
             body.append(assign(frame.live, const(True), fdef))
         for k in kwonly:     # a keyword-only parameter not passed: its default (passed ones: calls.py)
             default = kw_defaults[k]
@@ -150,13 +123,20 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
             ret = gast.Return(value=self.emit_literal(self.aggregate_or_name(frame.result)))
             copy_loc(ret, body_src[-1])
             body.append(ret)
-        self.materialize_functions(body)
-        self.check_sparse_uses(body)
+        return body, rename
+
+    # ----- the function around it --------------------------------------------------------------
+    def function_def(self, body: list, rename: dict[str, str]) -> NormalizedFunction:
+        """The normalized function: `body` under the top function's (renamed) parameters, its
+        defaults bound, every node tagged with its source."""
+        state = self.state
+        fdef = state.top.node
+        params = [a.id for a in fdef.args.args]
         args = clone(fdef.args)
         args.kwonlyargs, args.kw_defaults = [], []     # (bound to their defaults in the body)
         for a in args.args:
             a.id = rename[a.id]
-        defaults = list(getattr(self.top.fn, "__defaults__", None) or ())
+        defaults = list(getattr(state.top.fn, "__defaults__", None) or ())
         args.defaults = [_constant(d) if isinstance(d, (int, float, str, tuple, type(None), bool))
                          else self.global_ref(f"default_{i}", d, fdef) for i, d in enumerate(defaults)]
         new = gast.FunctionDef(name=fdef.name, args=args, body=body, decorator_list=[],
@@ -164,13 +144,23 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
         copy_loc(new, fdef)
         for n in iter_nodes(new):
             if hasattr(n, "lineno") and not hasattr(n, "s2s_src"):
-                n.s2s_src = self.top.source
+                n.s2s_src = state.top.source
         # the parameters as the body names them (a parameter named like a helper, `erf`, is renamed)
-        return NormalizedFunction(new, self.ns, self.top.source, [rename[p] for p in params], sorted(self.deps),
-                                  tuple(sorted(self.object_names)))
+        return NormalizedFunction(new, state.ns, state.top.source, [rename[p] for p in params], sorted(state.deps),
+                                  tuple(sorted(state.object_names)))
 
 
 def normalize(parsed: ParsedFunction, keep_calls: frozenset = frozenset()) -> NormalizedFunction:
-    """Normalize a parsed function; calls to `keep_calls` stay calls instead of being inlined."""
+    """Normalize a parsed function; calls to `keep_calls` stay calls instead of being inlined.
+
+    The passes, in order, and what each hands the next: the fence (nothing: it refuses what s2s does
+    not read); the Normalizer (the body in ANF, the renames, and the state its parts filled in:
+    normalize_state.py); the two checks of the result, which read that state (function values,
+    sparse matrices: they may bind globals of the generated code); the function around the body."""
     fence(parsed)
-    return Normalizer(parsed, keep_calls).run()
+    state = NormalizeState.start(parsed, keep_calls)
+    normalizer = Normalizer(state)
+    body, rename = normalizer.normalize_body()
+    materialize_functions(body, state.functions, normalizer.global_ref, parsed.source)
+    check_sparse_uses(body, state.ns, state.objects, parsed.source)
+    return normalizer.function_def(body, rename)

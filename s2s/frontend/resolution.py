@@ -33,18 +33,19 @@ from .nodes import iter_nodes, parse_expr
 
 
 class NameResolution:
-    """Resolution part of `Normalizer` (normalize.py). State it uses: `frame` (the function being
-    normalized), `ns` (the generated module's globals), `namer`, `global_names`, `objects`,
-    `object_names`, `_store_counts`; and `error`."""
+    """Resolution part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `frame` (the function being normalized), `ns` (the generated
+    module's globals), `namer`, `global_names`, `objects`, `object_names`, `store_counts`; and
+    `error`."""
 
     def store_name(self, id_: str, node) -> str:
-        if id_ not in self.frame.locals:
+        if id_ not in self.state.frame.locals:
             raise self.error(UnsupportedSyntaxError, f"cannot assign to `{id_}` here", node)
-        return self.frame.rename[id_]
+        return self.state.frame.rename[id_]
 
     def local_name(self, node, s) -> str:
-        if isinstance(node, gast.Name) and node.id in self.frame.locals:
-            return self.frame.rename[node.id]
+        if isinstance(node, gast.Name) and node.id in self.state.frame.locals:
+            return self.state.frame.rename[node.id]
         raise self.error(UnsupportedSyntaxError, "s2s supports indexed writes only into a local array variable", s,
                          "write into an array created in the function: y = np.zeros(n); y[i] = ...")
 
@@ -52,11 +53,11 @@ class NameResolution:
         while isinstance(node, gast.Attribute):
             node = node.value
         if isinstance(node, gast.Name):
-            return node.id in self.frame.locals
+            return node.id in self.state.frame.locals
         return True  # an expression: (a + b).sum()
 
     def lookup_global(self, node) -> Any:
-        ns = self.frame.parsed.namespace
+        ns = self.state.frame.parsed.namespace
         if node.id not in ns:
             raise self.error(TransformError, f"name `{node.id}` is not defined", node)
         return ns[node.id]
@@ -73,9 +74,9 @@ class NameResolution:
         if isinstance(node, gast.Call):
             return self.static_transform(node)
         if isinstance(node, gast.Name):
-            if node.id in self.frame.locals and self.frame.rename[node.id] in self.objects:
-                return self.objects[self.frame.rename[node.id]]
-            if node.id in self.frame.locals:
+            if node.id in self.state.frame.locals and self.state.frame.rename[node.id] in self.state.objects:
+                return self.state.objects[self.state.frame.rename[node.id]]
+            if node.id in self.state.frame.locals:
                 raise self.error(UnsupportedSyntaxError, f"s2s cannot call `{node.id}`, a function held in a local variable",
                                  node, "call the function by its global name")
             return self.lookup_global(node)
@@ -126,46 +127,46 @@ class NameResolution:
         if isinstance(obj, type) and issubclass(obj, np.generic):
             return parse_expr(f"np.{obj.__name__}")
         base = preferred.split(".")[-1]
-        if base in self.ns:
-            if self.ns[base] is obj:
+        if base in self.state.ns:
+            if self.state.ns[base] is obj:
                 return name(base)
-        elif base in self.global_names or base not in self.namer.taken:
-            self.ns[base] = obj
-            self.namer.taken.add(base)
+        elif base in self.state.global_names or base not in self.state.namer.taken:
+            self.state.ns[base] = obj
+            self.state.namer.taken.add(base)
             return name(base)
-        cand = self.namer.fresh(base)
-        self.ns[cand] = obj
+        cand = self.state.namer.fresh(base)
+        self.state.ns[cand] = obj
         return name(cand)
 
     def object_of(self, atom) -> Any:
         """The Python object (not an array, number or container) a normalized atom surely holds."""
         if not isinstance(atom, gast.Name):
             return None
-        if atom.id in self.objects:
-            return self.objects[atom.id]
-        value = self.ns.get(atom.id, None)
+        if atom.id in self.state.objects:
+            return self.state.objects[atom.id]
+        value = self.state.ns.get(atom.id, None)
         if not _plain_object(value):
             return None
-        self.object_names.add(atom.id)
+        self.state.object_names.add(atom.id)
         return value
 
     def stores_in_frame(self) -> dict[str, int]:
         """How many times each name is assigned in the function being normalized."""
-        fdef = self.frame.parsed.node
-        got = self._store_counts.get(id(fdef))
+        fdef = self.state.frame.parsed.node
+        got = self.state.store_counts.get(id(fdef))
         if got is None:
             counts: dict[str, int] = {}
             for n in iter_nodes(fdef):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     counts[n.id] = counts.get(n.id, 0) + 1
-            got = self._store_counts[id(fdef)] = (fdef, counts)
+            got = self.state.store_counts[id(fdef)] = (fdef, counts)
         return got[1]
 
     def object_rooted(self, node) -> bool:
         while isinstance(node, gast.Attribute):
             node = node.value
-        return isinstance(node, gast.Name) and node.id in self.frame.locals \
-            and self.frame.rename[node.id] in self.objects
+        return isinstance(node, gast.Name) and node.id in self.state.frame.locals \
+            and self.state.frame.rename[node.id] in self.state.objects
 
 
 def _plain_object(value) -> bool:

@@ -37,27 +37,28 @@ COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
 
 
 class SequenceBuilding:
-    """List/dict part of `Normalizer` (normalize.py). State it uses: `aggregates`, `agg_meta`,
-    `constants`, `list_depth`, `dynamic_depth`, `list_groups`, `stale`, `frame`, `namer`;
-    methods of the other parts: `stmts` (statements.py), `atom`, `arg_atom` (anf.py),
-    `bind_value`, `aggregate_or_name`, `element_of` (containers.py), `call_rule`, `call_arguments`
-    (inlining.py), `error`."""
+    """List/dict part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `aggregates`, `agg_meta`, `constants`, `functions`, `holders`,
+    `appended_rows`, `row_lists`, `list_depth`, `dynamic_depth`, `list_groups`, `stale`,
+    `frame`, `namer`; methods of the other parts: `stmts` (statements.py), `atom`, `arg_atom`
+    (anf.py), `bind_value`, `aggregate_or_name`, `element_of` (containers.py), `call_rule`,
+    `call_arguments` (inlining.py), `error`."""
 
     # ----- methods of split lists and dicts ------------------------------------------
     def container_method(self, func, node, out):
         """`xs.append(v)`, `d.get(k, 0.0)`, `d.items()`, ... on a split list/dict; NotImplemented otherwise."""
-        if not isinstance(func.value, gast.Name) or func.value.id not in self.frame.locals:
+        if not isinstance(func.value, gast.Name) or func.value.id not in self.state.frame.locals:
             return NotImplemented
-        var = self.frame.rename[func.value.id]
-        if var in self.row_lists:
+        var = self.state.frame.rename[func.value.id]
+        if var in self.state.row_lists:
             if func.attr != "append" or len(node.args) != 1 or node.keywords:
                 raise self.error(UnsupportedSyntaxError, "s2s supports only `.append(value)` on a list grown in a "
                                  "loop whose number of steps is known only when the code runs", node)
             self.row_append(var, self.atom(node.args[0], out), node, out)
             return const(None)
-        if var not in self.aggregates:
+        if var not in self.state.aggregates:
             return NotImplemented
-        kind, keys, _ = self.agg_meta.get(var, ("tuple", None, None))
+        kind, keys, _ = self.state.agg_meta.get(var, ("tuple", None, None))
         meth = func.attr
         args, kws = self.call_arguments(node, out)
         self.check_fresh(var, node)
@@ -70,7 +71,7 @@ class SequenceBuilding:
             if meth == "values":
                 return _literal([self.element_of(var, k, node) for k in keys], ("list", None, None))
             if meth == "copy":
-                return _literal(list(self.aggregate_or_name(var).elts), self.agg_meta[var])
+                return _literal(list(self.aggregate_or_name(var).elts), self.state.agg_meta[var])
             if meth == "get":
                 key = self.static_key(args[0], node)
                 if key in keys:
@@ -95,7 +96,7 @@ class SequenceBuilding:
                 self.grow(var, self.elements_of(args[0], node), node, out)
                 return const(None)
             if meth == "copy":
-                return _literal(list(self.aggregate_or_name(var).elts), self.agg_meta[var])
+                return _literal(list(self.aggregate_or_name(var).elts), self.state.agg_meta[var])
             if meth in ("insert", "pop"):
                 literal = self.aggregate_or_name(var)
                 elts = list(literal.elts)
@@ -108,10 +109,10 @@ class SequenceBuilding:
                 if meth == "pop" and len(args) <= 1:
                     index = self.static_key(args[0], node) if args else -1
                     popped = elts.pop(index)
-                    tmp = self.namer.temp()
+                    tmp = self.state.namer.temp()
                     self.bind_value(tmp, popped, out, node)      # (read before the list's variables change)
                     self.rebind_list(var, elts, node, out)
-                    return self.aggregate_or_name(tmp) if tmp in self.aggregates else name(tmp)
+                    return self.aggregate_or_name(tmp) if tmp in self.state.aggregates else name(tmp)
         elif meth in ("count", "index"):
             return NotImplemented
         raise self.error(UnsupportedSyntaxError, f"s2s does not support `.{meth}()` on a {kind} built in the "
@@ -123,14 +124,14 @@ class SequenceBuilding:
             return atom.value
         if isinstance(atom, gast.UnaryOp) and isinstance(atom.op, gast.USub) and isinstance(atom.operand, gast.Constant):
             return -atom.operand.value
-        if isinstance(atom, gast.Name) and atom.id in self.constants:
-            return self.constants[atom.id]
+        if isinstance(atom, gast.Name) and atom.id in self.state.constants:
+            return self.state.constants[atom.id]
         raise self.error(UnsupportedSyntaxError, "s2s needs this index or key of a list/dict built in the function "
                          "when it reads the code, and it is known only when the code runs", node,
                          "index with a constant or a loop over the list, or stack the values into an array")
 
     def elements_of(self, value, node) -> list:
-        if isinstance(value, gast.Name) and value.id in self.aggregates:
+        if isinstance(value, gast.Name) and value.id in self.state.aggregates:
             value = self.aggregate_or_name(value.id)
         if isinstance(value, (gast.Tuple, gast.List)):
             return list(value.elts)
@@ -138,7 +139,7 @@ class SequenceBuilding:
                          node, "append the values one by one")
 
     def check_static_growth(self, var: str, node) -> None:
-        if self.list_depth.get(var, 0) < self.dynamic_depth:
+        if self.state.list_depth.get(var, 0) < self.state.dynamic_depth:
             raise self.error(UnsupportedSyntaxError, "this list grows in a loop whose number of steps is known only "
                              "when the code runs, and s2s splits a list into one variable per element when it reads "
                              "the code", node,
@@ -147,52 +148,56 @@ class SequenceBuilding:
 
     def grow(self, var: str, values: list, node, out: list) -> None:
         """Append normalized values to the split list `var`, in place (other names holding it go stale)."""
+        state = self.state
         self.check_static_growth(var, node)
         self.mutated(var)
-        meta = self.agg_meta.get(var, ("list", None, None))
+        meta = state.agg_meta.get(var, ("list", None, None))
         for v in values:
-            elem = self.namer.fresh(f"{var.rstrip('_')}_{len(self.aggregates[var])}")
+            elem = state.namer.fresh(f"{var.rstrip('_')}_{len(state.aggregates[var])}")
             self.note_holder(v, elem, f"an element of `{var.rstrip('_')}`")
-            self.bind_value(elem, self.aggregate_or_name(v.id) if isinstance(v, gast.Name) and v.id in self.aggregates
+            self.bind_value(elem, self.aggregate_or_name(v.id) if isinstance(v, gast.Name) and v.id in state.aggregates
                             else v, out, node)
-            self.aggregates[var].append(elem)
-        self.agg_meta[var] = meta
+            state.aggregates[var].append(elem)
+        state.agg_meta[var] = meta
 
     def rebind_list(self, var: str, elts: list, node, out: list) -> None:
         """`var` now holds these (normalized) elements, in new variables (its length may change)."""
+        state = self.state
         self.mutated(var)
         staged = []
         for v in elts:
-            tmp = self.namer.temp()
-            self.bind_value(tmp, self.aggregate_or_name(v.id) if isinstance(v, gast.Name) and v.id in self.aggregates
+            tmp = state.namer.temp()
+            self.bind_value(tmp, self.aggregate_or_name(v.id) if isinstance(v, gast.Name) and v.id in state.aggregates
                             else v, out, node)
             staged.append(tmp)
-        self.aggregates[var] = staged
+        state.aggregates[var] = staged
 
     def set_item(self, var: str, key, value, node, out: list) -> None:
         """`d[key] = value` on a split dict (a new key adds an element) or `xs[i] = v` on a split list."""
-        kind, keys, cls = self.agg_meta.get(var, ("tuple", None, None))
+        state = self.state
+        kind, keys, cls = state.agg_meta.get(var, ("tuple", None, None))
         self.mutated(var)
         if kind == "dict":
             if key not in keys:
                 self.check_static_growth(var, node)
-                elem = self.namer.fresh(f"{var.rstrip('_')}_{key}" if str(key).isidentifier() else
+                elem = state.namer.fresh(f"{var.rstrip('_')}_{key}" if str(key).isidentifier() else
                                         f"{var.rstrip('_')}_{len(keys)}")
-                self.aggregates[var].append(elem)
-                self.agg_meta[var] = ("dict", tuple(keys) + (key,), cls)
-            elem = self.aggregates[var][self.agg_meta[var][1].index(key)]
-        elif kind == "list" and isinstance(key, int) and -len(self.aggregates[var]) <= key < len(self.aggregates[var]):
-            elem = self.aggregates[var][key]
+                state.aggregates[var].append(elem)
+                state.agg_meta[var] = ("dict", tuple(keys) + (key,), cls)
+            elem = state.aggregates[var][state.agg_meta[var][1].index(key)]
+        elif kind == "list" and isinstance(key, int) and \
+                -len(state.aggregates[var]) <= key < len(state.aggregates[var]):
+            elem = state.aggregates[var][key]
         else:
             raise self.error(UnsupportedSyntaxError, f"s2s cannot assign to element {key!r} of this {kind}", node)
-        if isinstance(value, gast.Name) and value.id in self.aggregates:
+        if isinstance(value, gast.Name) and value.id in state.aggregates:
             value = self.aggregate_or_name(value.id)
-        if elem in self.aggregates and not isinstance(value, (gast.Tuple, gast.List)) or \
-                elem not in self.aggregates and isinstance(value, (gast.Tuple, gast.List)):
-            self.aggregates.pop(elem, None)
-            new = self.namer.fresh(elem)
-            idx = self.aggregates[var].index(elem)
-            self.aggregates[var][idx] = new
+        if elem in state.aggregates and not isinstance(value, (gast.Tuple, gast.List)) or \
+                elem not in state.aggregates and isinstance(value, (gast.Tuple, gast.List)):
+            state.aggregates.pop(elem, None)
+            new = state.namer.fresh(elem)
+            idx = state.aggregates[var].index(elem)
+            state.aggregates[var][idx] = new
             elem = new
         self.bind_value(elem, value, out, node)
 
@@ -202,19 +207,20 @@ class SequenceBuilding:
         outside it that the body appends to becomes the rows of one array (`<list>_rows`, sized for
         every append the loop can make) and a count of the rows filled (`<list>_len`). Its first
         element gives the rows' shape and type (later ones are checked against it)."""
+        state = self.state
         for var, sites in self._appends_in(body, s).items():
-            elems = self.aggregates[var]
+            elems = state.aggregates[var]
             for n in iter_nodes(gast.Module(body=list(body), type_ignores=[])):
                 # a name appended is the same object in Python's list: its in-place updates would show
                 if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "append" \
-                        and isinstance(n.func.value, gast.Name) and self.frame.rename.get(n.func.value.id) == var \
-                        and n.args and isinstance(n.args[0], gast.Name) and n.args[0].id in self.frame.locals:
-                    self.appended_rows[self.frame.rename[n.args[0].id]] = f"the list `{n.func.value.id}`"
+                        and isinstance(n.func.value, gast.Name) and state.frame.rename.get(n.func.value.id) == var \
+                        and n.args and isinstance(n.args[0], gast.Name) and n.args[0].id in state.frame.locals:
+                    state.appended_rows[state.frame.rename[n.args[0].id]] = f"the list `{n.func.value.id}`"
             for e in elems:
-                for held, holders in self.holders.items():
+                for held, holders in state.holders.items():
                     if e in holders:
-                        self.appended_rows.setdefault(held, f"the list `{var.rstrip('_')}`")
-            if self.list_depth.get(var, 0) != self.dynamic_depth:
+                        state.appended_rows.setdefault(held, f"the list `{var.rstrip('_')}`")
+            if state.list_depth.get(var, 0) != state.dynamic_depth:
                 raise self.error(UnsupportedSyntaxError, "this list grows in loops nested in a loop whose number of "
                                  "steps is known only when the code runs", s,
                                  "preallocate an array and write rows into it")
@@ -224,31 +230,31 @@ class SequenceBuilding:
                                  "and needs its first element before the loop to know their shape", s,
                                  "start the list with its first element (`hs = [h0]`), or preallocate an array "
                                  "(`ys = np.zeros((n, m))`; `ys[t] = y`)")
-            if any(e in self.aggregates or e in self.functions for e in elems):
+            if any(e in state.aggregates or e in state.functions for e in elems):
                 raise self.error(UnsupportedSyntaxError, "a list of tuples or functions grows in a loop whose number "
                                  "of steps is known only when the code runs", s,
                                  "keep one list per component (`hs.append(h); cs.append(c)`)")
             self.mutated(var)
             base = var.rstrip("_")
-            one = self.namer.temp()
+            one = state.namer.temp()
             out.append(assign(one, self.call_rule(np.expand_dims, [name(elems[0]), const(0)], s), s))
             per = steps
             if sites != 1:
-                per = name(self.namer.temp())
+                per = name(state.namer.temp())
                 out.append(assign(per.id, gast.BinOp(steps, gast.Mult(), const(sites)), s))
-            total = self.namer.temp()
+            total = state.namer.temp()
             out.append(assign(total, gast.BinOp(per, gast.Add(), const(len(elems))), s))
-            tiled = self.namer.temp()
+            tiled = state.namer.temp()
             out.append(assign(tiled, self.call_rule(np.repeat, [name(one), name(total)], s, {"axis": const(0)}), s))
-            rows = self.namer.fresh(f"{base}_rows")
+            rows = state.namer.fresh(f"{base}_rows")
             out.append(assign(rows, self.call_rule(np.zeros_like, [name(tiled)], s), s))
             for i, e in enumerate(elems):
                 out.append(assign(gast.Subscript(name(rows), const(i), gast.Store()), name(e), s))
-            count = self.namer.fresh(f"{base}_len")
+            count = state.namer.fresh(f"{base}_len")
             out.append(assign(count, const(len(elems)), s))
-            del self.aggregates[var]
-            self.agg_meta.pop(var, None)
-            self.row_lists[var] = (rows, count, True)
+            del state.aggregates[var]
+            state.agg_meta.pop(var, None)
+            state.row_lists[var] = (rows, count, True)
 
     def _appends_in(self, body: list, s) -> dict[str, int]:
         """Split lists made outside the loop body that it appends to -> the number of `.append` sites."""
@@ -261,8 +267,8 @@ class SequenceBuilding:
                 target, meth = n.value, "[]="
             if not isinstance(target, gast.Name):
                 continue
-            var = self.frame.rename.get(target.id)
-            if var not in self.aggregates or self.agg_meta.get(var, ("",))[0] != "list":
+            var = self.state.frame.rename.get(target.id)
+            if var not in self.state.aggregates or self.state.agg_meta.get(var, ("",))[0] != "list":
                 continue
             if meth == "append":
                 found[var] = found.get(var, 0) + 1
@@ -274,17 +280,19 @@ class SequenceBuilding:
 
     def close_row_lists(self) -> None:
         """After the loop: the lists it grew are full (an append now would overrun their rows)."""
-        for var, (rows, count, open_) in list(self.row_lists.items()):
-            if open_ and self.list_depth.get(var, 0) >= self.dynamic_depth:
-                self.row_lists[var] = (rows, count, False)
+        for var, (rows, count, open_) in list(self.state.row_lists.items()):
+            if open_ and self.state.list_depth.get(var, 0) >= self.state.dynamic_depth:
+                self.state.row_lists[var] = (rows, count, False)
 
     def row_append(self, var: str, value, node, out: list) -> None:
-        rows, count, open_ = self.row_lists[var]
+        state = self.state
+        rows, count, open_ = state.row_lists[var]
         if not open_:
             raise self.error(UnsupportedSyntaxError, "this list grew in an earlier loop whose number of steps is "
                              "known only when the code runs (s2s sized its rows then) and cannot grow again", node,
                              "collect the values in a new list")
-        if isinstance(value, (gast.Tuple, gast.List)) or (isinstance(value, gast.Name) and value.id in self.aggregates):
+        if isinstance(value, (gast.Tuple, gast.List)) or \
+                (isinstance(value, gast.Name) and value.id in state.aggregates):
             raise self.error(UnsupportedSyntaxError, "a list of tuples grows in a loop whose number of steps is known "
                              "only when the code runs", node, "keep one list per component")
         check = self.call_rule(rt.check_row, [name(rows), value], node)
@@ -294,19 +302,19 @@ class SequenceBuilding:
 
     def row_view(self, var: str, node, out: list) -> gast.Name:
         """The rows filled so far (an array: the list as NumPy's np.array(list) would give it)."""
-        rows, count, _ = self.row_lists[var]
-        view = self.namer.temp()
+        rows, count, _ = self.state.row_lists[var]
+        view = self.state.namer.temp()
         out.append(assign(view, gast.Subscript(name(rows), gast.Slice(const(0), name(count), None), gast.Load()), node))
         return name(view)
 
     def row_element(self, var: str, index, node, out: list) -> gast.Name:
         """list[i]: a copy of row i (a view would see later appends' writes, as a list element does not)."""
-        rows, count, _ = self.row_lists[var]
-        pos = self.namer.temp()
+        rows, count, _ = self.state.row_lists[var]
+        pos = self.state.namer.temp()
         out.append(assign(pos, self.call_rule(rt.list_position, [index, name(count)], node), node))
-        row = self.namer.temp()
+        row = self.state.namer.temp()
         out.append(assign(row, gast.Subscript(name(rows), name(pos), gast.Load()), node))
-        value = self.namer.temp()
+        value = self.state.namer.temp()
         out.append(assign(value, self.call_rule(np.copy, [name(row)], node), node))
         return name(value)
 
@@ -314,25 +322,25 @@ class SequenceBuilding:
     def join_list(self, var: str, source: str) -> None:
         """`var` now holds the same list as `source`."""
         self.leave_list(var)
-        group = self.list_groups.setdefault(source, {source})
+        group = self.state.list_groups.setdefault(source, {source})
         group.add(var)
-        self.list_groups[var] = group
+        self.state.list_groups[var] = group
 
     def leave_list(self, var: str) -> None:
-        group = self.list_groups.pop(var, None)
+        group = self.state.list_groups.pop(var, None)
         if group is not None:
             group.discard(var)
-        self.stale.discard(var)
+        self.state.stale.discard(var)
 
     def mutated(self, var: str) -> None:
-        group = self.list_groups.get(var)
+        group = self.state.list_groups.get(var)
         if group:
             for other in group - {var}:
-                self.stale.add(other)
+                self.state.stale.add(other)
             self.leave_list(var)
 
     def check_fresh(self, var: str, node) -> None:
-        if var in self.stale or any(e in self.stale for e in self.all_elements(var)):
+        if var in self.state.stale or any(e in self.state.stale for e in self.all_elements(var)):
             raise self.error(UnsupportedSyntaxError, "this list was changed through another name that holds it, "
                              "which s2s does not follow", node,
                              "use one name for a list you change (or copy it: `b = list(a)`)")
@@ -359,13 +367,13 @@ class SequenceBuilding:
                 any(obj is f for f in (np.stack, np.array, np.asarray)):
             # np.stack([f(r) for r in X]): over rows, the comprehension's rows as they are (a copy)
             var = self.comprehension(node.args[0], out, keep_list=True)
-            if var in self.row_lists:
+            if var in self.state.row_lists:
                 return self.call_rule(np.copy, [self.row_view(var, node, out)], node)
             return self.call_object(obj, [self.aggregate_or_name(var)], {}, node, out)
         if not (node.args and isinstance(node.args[0], gast.Name) and
-                self.frame.rename.get(node.args[0].id) in self.row_lists):
+                self.state.frame.rename.get(node.args[0].id) in self.state.row_lists):
             return NotImplemented
-        var = self.frame.rename[node.args[0].id]
+        var = self.state.frame.rename[node.args[0].id]
         if any(obj is f for f in (np.stack, np.array, np.asarray)) and rest_ok:
             return self.call_rule(np.copy, [self.row_view(var, node, out)], node)
         if obj is builtins.sum and len(node.args) == 1 and not node.keywords:
@@ -383,7 +391,7 @@ class SequenceBuilding:
             fn = self.function_of(self.arg_atom(node.args[0].args[0], out))
             seq = self.arg_atom(node.args[0].args[1], out)
             if fn is not None and not (isinstance(seq, (gast.Tuple, gast.List)) or
-                                       isinstance(seq, gast.Name) and seq.id in self.aggregates):
+                                       isinstance(seq, gast.Name) and seq.id in self.state.aggregates):
                 # sum(map(f, rows)): `acc = 0; for x in rows: acc = acc + f(x)`
                 return self.loop_over(node, out, seq, const(0), fn, lambda acc, x, f: gast.BinOp(
                     acc, gast.Add(), gast.Call(func=f, args=[x], keywords=[])))
@@ -439,10 +447,10 @@ class SequenceBuilding:
                 n.id = subst[n.id]
         code, _ = self.stmts([init, loop])
         out += code
-        var = self.frame.rename[acc_key]
+        var = self.state.frame.rename[acc_key]
         if keep_list:
             return var
-        return self.row_view(var, node, out) if var in self.row_lists else name(var)
+        return self.row_view(var, node, out) if var in self.state.row_lists else name(var)
 
     def grows_outer_container(self, body: list) -> bool:
         """The loop body appends to, or stores a new key into, a split list/dict made outside it."""
@@ -453,15 +461,15 @@ class SequenceBuilding:
                 target = n.func.value
             elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
                 target = n.value
-            if isinstance(target, gast.Name) and self.frame.rename.get(target.id) in self.aggregates:
+            if isinstance(target, gast.Name) and self.state.frame.rename.get(target.id) in self.state.aggregates:
                 return True
         return False
 
     def private_local(self, base: str) -> str:
         """A local of the current frame no user name can collide with (`$` is not in identifiers)."""
         base = base.split("$")[0]        # (an inner comprehension's target the outer one renamed already)
-        key = f"{base}${self.namer.counter}"
-        self.namer.counter += 1
-        self.frame.locals.add(key)
-        self.frame.rename[key] = self.namer.fresh(base)
+        key = f"{base}${self.state.namer.counter}"
+        self.state.namer.counter += 1
+        self.state.frame.locals.add(key)
+        self.state.frame.rename[key] = self.state.namer.fresh(base)
         return key

@@ -51,24 +51,26 @@ class Frame:
 
 
 class StatementDesugaring:
-    """Statement part of `Normalizer` (normalize.py). State it uses: `frame`, `namer`, `aggregates`,
-    `results`, `objects`, `_alias_checks`; methods of the other parts: `atom`, `arg_atom`,
-    `simple`, `index`, `note_result` (anf.py), `assign_aggregate`, `bind_value`,
-    `aggregate_or_name`, `emit_literal` (containers.py), `call_rule` (inlining.py), `store_name`,
-    `local_name`, `object_of`, `stores_in_frame` (resolution.py), `error`."""
+    """Statement part of `Normalizer` (normalize.py). Fields of `self.state`
+    (normalize_state.py) it uses: `frame`, `namer`, `aggregates`, `agg_meta`, `constants`,
+    `functions`, `results`, `objects`, `holders`, `appended_rows`, `row_lists`, `always_leaves`,
+    `alias_checks`; methods of the other parts: `atom`, `arg_atom`, `simple`, `index`,
+    `note_result` (anf.py), `assign_aggregate`, `bind_value`, `aggregate_or_name`,
+    `emit_literal` (containers.py), `call_rule` (inlining.py), `store_name`, `local_name`,
+    `object_of`, `stores_in_frame` (resolution.py), `error`."""
 
     def stmts(self, body: list) -> tuple[list, bool]:
         """Normalize a statement list; True if control may leave it early."""
         out: list = []
         for i, s in enumerate(body):
-            self.always_leaves = False
+            self.state.always_leaves = False
             new, exits = self.stmt(s)
-            leaves, self.always_leaves = self.always_leaves, False
+            leaves, self.state.always_leaves = self.state.always_leaves, False
             for n in new:
                 if not hasattr(n, "lineno"):
                     copy_loc(n, s)
                 if not hasattr(n, "s2s_src"):
-                    n.s2s_src = self.frame.parsed.source
+                    n.s2s_src = self.state.frame.parsed.source
             out += new
             if leaves:
                 return out, True           # (a folded `if` whose path returns: the rest is no code)
@@ -83,7 +85,7 @@ class StatementDesugaring:
         return out, False
 
     def guard_flag(self) -> str:
-        f = self.frame
+        f = self.state.frame
         if f.loops:
             return f.loops[-1].go
         return f.live
@@ -99,27 +101,28 @@ class StatementDesugaring:
     def shared_array_checks(self, s) -> list:
         """Before an in-place update of an array another name may share and still read, a check
         that refuses at run time when they do share (frontend/aliases.py)."""
-        fdef = self.frame.parsed.node
-        table = self._alias_checks.get(id(fdef))
+        state = self.state
+        fdef = state.frame.parsed.node
+        table = state.alias_checks.get(id(fdef))
         if table is None:
-            table = self._alias_checks[id(fdef)] = (fdef, in_place_checks(fdef))
+            table = state.alias_checks[id(fdef)] = (fdef, in_place_checks(fdef))
         pairs = table[1].get(id(s))
         if not pairs:
             return []
         text = self.user_line(s) or "an in-place update"
         out = []
         for y, z in pairs:
-            if y not in self.frame.locals or z not in self.frame.locals or \
-                    self.frame.rename[y] in self.aggregates or self.frame.rename[z] in self.aggregates:
+            if y not in state.frame.locals or z not in state.frame.locals or \
+                    state.frame.rename[y] in state.aggregates or state.frame.rename[z] in state.aggregates:
                 continue         # (split lists: a change through another name is followed, sequences.py)
-            check = self.call_rule(rt.check_unshared, [name(self.frame.rename[y]), name(self.frame.rename[z]),
+            check = self.call_rule(rt.check_unshared, [name(state.frame.rename[y]), name(state.frame.rename[z]),
                                                        const(text), const(y), const(z)], s)
             out.append(copy_loc(gast.Expr(value=check), s))
         return out
 
     def user_line(self, s) -> str:
         """The user's source line of a statement (for run-time checks' messages)."""
-        return self.frame.parsed.source.line(getattr(s, "lineno", None)).strip()
+        return self.state.frame.parsed.source.line(getattr(s, "lineno", None)).strip()
 
     def holder_checks(self, var: str, shown: str, s) -> list:
         """Before `x += v` (in place for an array): x's array may also be an element of a list or
@@ -127,13 +130,13 @@ class StatementDesugaring:
         change that too. A check refuses when it runs if they are one array (numbers pass)."""
         text = self.user_line(s) or "an in-place update"
         out = []
-        for holder, label in sorted(self.holders.get(var, {}).items()):
+        for holder, label in sorted(self.state.holders.get(var, {}).items()):
             check = self.call_rule(rt.check_not_held, [name(var), name(holder), const(text), const(shown),
                                                        const(label)], s)
             out.append(copy_loc(gast.Expr(value=check), s))
-        if var in self.appended_rows:
+        if var in self.state.appended_rows:
             check = self.call_rule(rt.check_not_held, [name(var), name(var), const(text), const(shown),
-                                                       const(f"an element of {self.appended_rows[var]}")], s)
+                                                       const(f"an element of {self.state.appended_rows[var]}")], s)
             out.append(copy_loc(gast.Expr(value=check), s))
         return out
 
@@ -162,7 +165,7 @@ class StatementDesugaring:
             self.assign_to(s.targets[0], s.value, out, s)
             return out, False
         value = self.atom(s.value, out)      # (normalized once: `a = b = v` binds both to it)
-        if isinstance(value, gast.Name) and value.id in self.aggregates:
+        if isinstance(value, gast.Name) and value.id in self.state.aggregates:
             value = self.aggregate_or_name(value.id)
         for t in s.targets:
             self.assign_normalized(t, value, out, s)
@@ -176,11 +179,12 @@ class StatementDesugaring:
         return out, False
 
     def stmt_AugAssign(self, s):
+        state = self.state
         out: list = []
         target = s.target
         if isinstance(target, gast.Name):
             var = self.store_name(target.id, s)
-            if var in self.aggregates and self.agg_meta.get(var, ("",))[0] == "list" and isinstance(s.op, gast.Add):
+            if var in state.aggregates and state.agg_meta.get(var, ("",))[0] == "list" and isinstance(s.op, gast.Add):
                 # `xs += [v]` extends the list in place (other names holding it see the change)
                 self.grow(var, self.elements_of(self.arg_atom(s.value, out), s), s, out)
                 return out, False
@@ -191,10 +195,10 @@ class StatementDesugaring:
         elif isinstance(target, gast.Subscript):
             base = self.local_name(target.value, s)
             index = self.index(target.slice, out)
-            old = self.namer.temp()
+            old = state.namer.temp()
             out.append(assign(old, gast.Subscript(name(base), index, gast.Load()), s))
             rhs = self.atom(s.value, out)
-            new = self.namer.temp()
+            new = state.namer.temp()
             out.append(assign(new, gast.BinOp(name(old), s.op, rhs), s))
             out.append(assign(gast.Subscript(name(base), clone(index), gast.Store()), name(new), s))
         elif isinstance(target, gast.Attribute) and self.object_rooted(target):
@@ -216,12 +220,12 @@ class StatementDesugaring:
         if isinstance(target, gast.Name) and isinstance(value, gast.ListComp):
             var = self.store_name(target.id, s)
             acc = self.comprehension(value, out, keep_list=True)
-            if acc in self.row_lists:          # filled by a loop kept: the name reads its rows (sequences.py)
-                if var in self.aggregates:
+            if acc in self.state.row_lists:          # filled by a loop kept: the name reads its rows (sequences.py)
+                if var in self.state.aggregates:
                     self.drop_container(var, target.id, s)
-                for table in (self.functions, self.constants):
+                for table in (self.state.functions, self.state.constants):
                     table.pop(var, None)
-                self.row_lists[var] = self.row_lists[acc]
+                self.state.row_lists[var] = self.state.row_lists[acc]
             else:
                 self.bind_value(var, self.aggregate_or_name(acc), out, s)
             return
@@ -232,30 +236,30 @@ class StatementDesugaring:
                                       ("list" if isinstance(value, gast.List) else "tuple", None, None))
                 return
             simple = self.simple(value, out)
-            if isinstance(simple, gast.Name) and simple.id in self.functions:
+            if isinstance(simple, gast.Name) and simple.id in self.state.functions:
                 self.bind_value(var, simple, out, s)        # a function value (functions.py)
                 return
-            if isinstance(simple, gast.Name) and simple.id in self.aggregates:
+            if isinstance(simple, gast.Name) and simple.id in self.state.aggregates:
                 self.bind_value(var, self.aggregate_or_name(simple.id), out, s)
                 return
             if isinstance(simple, (gast.Tuple, gast.List)):
                 self.bind_value(var, simple, out, s)
                 return
             if var in names_in(simple) and not is_atom(simple):
-                tmp = self.namer.temp()
+                tmp = self.state.namer.temp()
                 out.append(assign(tmp, simple, s))
                 simple = name(tmp)
-            if var in self.aggregates:
+            if var in self.state.aggregates:
                 self.drop_container(var, target.id, s)
             out.append(assign(var, simple, s))
             if isinstance(simple, gast.Constant):
-                self.constants[var] = simple.value
+                self.state.constants[var] = simple.value
             else:
-                self.constants.pop(var, None)
+                self.state.constants.pop(var, None)
             self.note_result(var, simple)
             held = self.object_of(simple)
             if held is not None and self.stores_in_frame().get(target.id) == 1:
-                self.objects[var] = held        # (`self_f = f_self` in generated code s2s reads again)
+                self.state.objects[var] = held        # (`self_f = f_self` in generated code s2s reads again)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)):
                 if len(value.elts) != len(target.elts):
@@ -265,7 +269,7 @@ class StatementDesugaring:
                 tmps = []
                 for a in atoms:
                     if isinstance(a, gast.Name):
-                        tmp = self.namer.temp()
+                        tmp = self.state.namer.temp()
                         out.append(assign(tmp, a, s))
                         tmps.append(name(tmp))
                     else:
@@ -274,8 +278,8 @@ class StatementDesugaring:
                     self.assign_normalized(t, a, out, s)
                 return
             src = self.atom(value, out)
-            elems = self.aggregates.get(src.id) if isinstance(src, gast.Name) else None
-            fields = self.results.get(src.id) if isinstance(src, gast.Name) else None
+            elems = self.state.aggregates.get(src.id) if isinstance(src, gast.Name) else None
+            fields = self.state.results.get(src.id) if isinstance(src, gast.Name) else None
             is_shape = isinstance(value, gast.Attribute) and value.attr == "shape"
             if elems is None and not any(isinstance(t, gast.Starred) for t in target.elts):
                 # a tuple s2s did not see being built, of a length it knows (an np.linalg result:
@@ -290,7 +294,7 @@ class StatementDesugaring:
                     out.append(copy_loc(gast.Expr(value=check), s))
                 parts = []
                 for k in range(len(target.elts)):
-                    tmp = self.namer.temp()
+                    tmp = self.state.namer.temp()
                     out.append(assign(tmp, gast.Subscript(name(src.id), const(k), gast.Load()), s))
                     parts.append(name(tmp))
                 for t, part in zip(target.elts, parts):
@@ -305,7 +309,7 @@ class StatementDesugaring:
                 self.assign_normalized(t, self.aggregate_or_name(e), out, s)
         elif isinstance(target, gast.Subscript):
             base = self.local_name(target.value, s)
-            if base in self.aggregates:        # d[key] = v on a split dict or list (sequences.py)
+            if base in self.state.aggregates:        # d[key] = v on a split dict or list (sequences.py)
                 key = self.static_key(self.atom(target.slice, out), s)
                 self.set_item(base, key, self.arg_atom(value, out), s, out)
                 return
@@ -321,7 +325,7 @@ class StatementDesugaring:
         if isinstance(target, gast.Name):
             self.bind_value(self.store_name(target.id, s), value, out, s)
         elif isinstance(target, (gast.Tuple, gast.List)):
-            if isinstance(value, gast.Name) and value.id in self.aggregates:
+            if isinstance(value, gast.Name) and value.id in self.state.aggregates:
                 value = self.aggregate_or_name(value.id)
             if not isinstance(value, (gast.Tuple, gast.List)):
                 raise self.error(UnsupportedSyntaxError, "s2s can unpack only tuples/lists it can see being built", s)
@@ -337,19 +341,20 @@ class StatementDesugaring:
             raise self.error(UnsupportedSyntaxError, "unsupported assignment target", s)
 
     def stmt_If(self, s):
+        state = self.state
         out: list = []
         test = self.atom(s.test, out)
         known = test.value if isinstance(test, gast.Constant) else \
-            self.constants[test.id] if isinstance(test, gast.Name) and test.id in self.constants else UNKNOWN
+            state.constants[test.id] if isinstance(test, gast.Name) and test.id in state.constants else UNKNOWN
         if known is not UNKNOWN and isinstance(known, (bool, int, str, type(None))) and self.settled(s.test):
             # a test s2s knows (a constant, a flag argument with its default, `if ax:` with ax None):
             # only the path taken is code
             path = s.body if known else s.orelse
             taken, exits = self.stmts(path)
-            self.always_leaves = _always_returns(path)
+            state.always_leaves = _always_returns(path)
             return out + taken, exits
         if isinstance(test, gast.Constant):
-            tmp = self.namer.temp()
+            tmp = state.namer.temp()
             out.append(assign(tmp, test, s))
             test = name(tmp)
         before = self.static_state()
@@ -366,26 +371,27 @@ class StatementDesugaring:
         reads are bound once in the function's source (a flag argument, `callback=None`, a key of an
         unrolled loop), not flags the code reassigns (`alive`, `go`: code generated by s2s and
         normalized again keeps tests on them, which other branches it does not fold mirror)."""
-        if linecache.getline(self.frame.parsed.source.filename, 1).startswith("# Generated by s2s"):
+        if linecache.getline(self.state.frame.parsed.source.filename, 1).startswith("# Generated by s2s"):
             return False
         stores = self.stores_in_frame()
         return all(stores.get(n.id, 0) <= 1 for n in iter_nodes(expr)
-                   if isinstance(n, gast.Name) and n.id in self.frame.locals)
+                   if isinstance(n, gast.Name) and n.id in self.state.frame.locals)
 
     # ----- what s2s knows statically (split containers, constants, function values) across an `if`
     def static_state(self) -> tuple:
-        return ({v: list(e) for v, e in self.aggregates.items()}, dict(self.agg_meta), dict(self.constants),
-                dict(self.functions))
+        state = self.state
+        return ({v: list(e) for v, e in state.aggregates.items()}, dict(state.agg_meta), dict(state.constants),
+                dict(state.functions))
 
-    def restore_static_state(self, state: tuple) -> None:
-        aggregates, meta, constants, functions = state
+    def restore_static_state(self, saved: tuple) -> None:
+        aggregates, meta, constants, functions = saved
         for v, elems in aggregates.items():
-            self.aggregates[v] = list(elems)
-        self.agg_meta.update(meta)
-        self.constants.clear()
-        self.constants.update(constants)
-        self.functions.clear()
-        self.functions.update(functions)
+            self.state.aggregates[v] = list(elems)
+        self.state.agg_meta.update(meta)
+        self.state.constants.clear()
+        self.state.constants.update(constants)
+        self.state.functions.clear()
+        self.state.functions.update(functions)
 
     def merge_static_state(self, before: tuple, after_body: tuple, orelse: list, s) -> None:
         """After both paths of an `if` on data: a split container holds the same element variables
@@ -393,8 +399,8 @@ class StatementDesugaring:
         and a variable bound to different functions holds one chosen at run time."""
         body_aggs, body_meta, body_consts, body_fns = after_body
         before_aggs = before[0]
-        user = {v: k for k, v in self.frame.rename.items()}
-        for var in set(body_aggs) ^ set(self.aggregates):
+        user = {v: k for k, v in self.state.frame.rename.items()}
+        for var in set(body_aggs) ^ set(self.state.aggregates):
             # a container on one path and a single value on the other (or only before)
             path = s.orelse if var in body_aggs else s.body
             if var in before_aggs or user.get(var, var) in scope_locals(path):
@@ -402,29 +408,29 @@ class StatementDesugaring:
                                  "path of this `if` and a single value after the other", s,
                                  "use different variable names for the container and the value")
         for var, elems in body_aggs.items():
-            mine = self.aggregates.get(var)
+            mine = self.state.aggregates.get(var)
             if mine is None or mine == elems:
                 if mine is None:
-                    self.aggregates[var] = list(elems)
-                    self.agg_meta[var] = body_meta[var]
+                    self.state.aggregates[var] = list(elems)
+                    self.state.agg_meta[var] = body_meta[var]
                 continue
-            if len(mine) != len(elems) or body_meta.get(var, ("",))[:2] != self.agg_meta.get(var, ("",))[:2]:
+            if len(mine) != len(elems) or body_meta.get(var, ("",))[:2] != self.state.agg_meta.get(var, ("",))[:2]:
                 raise self.error(UnsupportedSyntaxError, "a list or dict has a different length (or keys) after "
                                  "the two paths of this `if`, which s2s must know when it reads the code", s,
                                  "grow it the same way on both paths, or store the values in a preallocated array")
             for mine_e, body_e in zip(mine, elems):
                 if mine_e != body_e:
-                    self.bind_value(body_e, self.aggregate_or_name(mine_e) if mine_e in self.aggregates
+                    self.bind_value(body_e, self.aggregate_or_name(mine_e) if mine_e in self.state.aggregates
                                     else name(mine_e), orelse, s)
-            self.aggregates[var] = list(elems)
-            self.agg_meta[var] = body_meta[var]
-        for var in list(self.constants):
-            if body_consts.get(var, UNKNOWN) != self.constants[var]:
-                del self.constants[var]
-        self.merge_function_bindings(before[3], body_fns, dict(self.functions))
+            self.state.aggregates[var] = list(elems)
+            self.state.agg_meta[var] = body_meta[var]
+        for var in list(self.state.constants):
+            if body_consts.get(var, UNKNOWN) != self.state.constants[var]:
+                del self.state.constants[var]
+        self.merge_function_bindings(before[3], body_fns, dict(self.state.functions))
 
     def stmt_Return(self, s):
-        f = self.frame
+        f = self.state.frame
         out: list = []
         value = s.value if s.value is not None else const(None)
         v = self.arg_atom(value, out)
@@ -442,11 +448,11 @@ class StatementDesugaring:
         return out, True
 
     def stmt_Break(self, s):
-        loop = self.frame.loops[-1]
+        loop = self.state.frame.loops[-1]
         return [assign(loop.go, const(False), s), assign(loop.cond, const(False), s)], True
 
     def stmt_Continue(self, s):
-        loop = self.frame.loops[-1]
+        loop = self.state.frame.loops[-1]
         return [assign(loop.go, const(False), s)], True
 
 
