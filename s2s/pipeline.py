@@ -244,7 +244,7 @@ def example_primal(src_fn: Callable, options: GenerateOptions) -> Generated:
 @dataclasses.dataclass
 class Generation:
     """What the stages hand on: what was asked (the first fields, fixed), then what the stages made so far
-    (each stage's docstring says what it sets)."""
+    (a stage's docstring says what it sets where that is more than fdef, the generated tree)."""
     src_fn: Callable
     transform: str                       # "primal", "jvp", "vmap", or a reverse mode ("grad", "value_and_grad", ...)
     argnums: tuple[int, ...]
@@ -267,6 +267,7 @@ class Generation:
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
+    """One step of generate: `run` reads and sets fields of the Generation (its name is for readers)."""
     name: str
     run: Callable[[Generation], None]
 
