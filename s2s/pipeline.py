@@ -1,20 +1,27 @@
 """The pipeline driver: parse -> normalize -> transform -> optimize -> emit -> backend, cached.
 
 `build` is the one entry the transformation objects call: the generated function for a source
-function, a transform and its options. It is cached twice: in memory by the function's identity
-(held only while the function lives) and on disk by its code and what it read (codegen/diskcache),
-so `grad(f)` twice generates once and a second process loads instead of generating.
+function, a transform and its options (a GenerateOptions record, pipeline_options.py). It is cached
+twice: in memory by the function's identity (held only while the function lives) and on disk by its
+code and what it read (codegen/diskcache), so `grad(f)` twice generates once and a second process
+loads instead of generating.
+
+`generate` runs the stages of the options' backend in order (PYTHON_STAGES, NUMBA_STAGES below):
+each stage reads and sets fields of one Generation record, so what differs between the backends is
+which stages their lists hold, not tests of the backend inside one long function.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import linecache
 import os
+import re
 import threading
 import weakref
-from typing import Callable
+from typing import Any, Callable
 
 import gast
 
@@ -28,6 +35,7 @@ from .frontend.nodes import iter_nodes
 from .frontend.parse import parse_function
 from .frontend.reads import changed, reads_of
 from .optimize import cleanup
+from .pipeline_options import DEFAULT, GenerateOptions
 from .transforms.batching import BatchSpec, batch
 from .transforms.forward import ForwardSpec, forward
 from .transforms.reverse import ReverseSpec, reverse
@@ -76,7 +84,7 @@ STATS = {"generated": 0, "loaded": 0}   # how often build generated source vs re
 
 
 def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
-           options: tuple = ()) -> Generated:
+           options: GenerateOptions = DEFAULT) -> Generated:
     key = _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options)
     with _LOCK:
         hit = _CACHE.get(key)
@@ -84,7 +92,7 @@ def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out:
         return hit
     _refuse_replaced_library(src_fn)
     # (a name it read was rebound since: generate again, from the source, not the disk cache)
-    gen = _load_from_disk(src_fn, key) if hit is None else None
+    gen = _load_from_disk(src_fn, key, options) if hit is None else None
     if gen is None:
         with _collector_paused():
             gen = generate(src_fn, transform, argnums, tuple_out, has_aux, options)
@@ -166,11 +174,11 @@ def _unregister_module(name: str, module) -> None:
         del sys.modules[name]
 
 
-def _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options) -> tuple:
+def _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options: GenerateOptions) -> tuple:
     """The in-memory cache's key; the disk cache's is made from it (key[2:]).  The rules registered
     by users take part: generated code inlines their templates."""
     from .rules.registry import user_rules_fingerprint
-    return (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options,
+    return (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options.key(),
             user_rules_fingerprint())
 
 
@@ -179,29 +187,27 @@ def _disk_key(src_fn, key) -> str | None:
     return diskcache.key_for(src_fn, key[2:])
 
 
-def _load_from_disk(src_fn, key) -> Generated | None:
+def _load_from_disk(src_fn, key, options: GenerateOptions) -> Generated | None:
     from .codegen import diskcache
     from .frontend.namespace import base_namespace
     dkey = _disk_key(src_fn, key)
     if dkey is None:
         return None
-    opts = dict(key[6])
     entry = diskcache.load(dkey, base_namespace(), src_fn)
     if entry is None:
         return None
     source, path, fname, namespace, origin = entry
-    backend = opts.get("backend", "python")
-    if backend == "numba" and not emit.values_match(source, namespace):
+    compiled = options.compiled
+    if compiled and not emit.values_match(source, namespace):
         return None         # compiled for other values of its globals (Numba froze them into the code)
     if key[2] == "vmap" and namespace.get("example_fn") is src_fn:     # (stored as the source function)
-        namespace["example_fn"] = example_primal(src_fn, key[6]).fn if backend == "numba" else \
-            weakref.proxy(src_fn)
-    if backend == "numba":
+        namespace["example_fn"] = example_primal(src_fn, options).fn if compiled else weakref.proxy(src_fn)
+    if compiled:
         from .backends import numba_cpu
         namespace = numba_cpu.compiled_namespace(namespace)
-    fn = emit.load_function(source, path, fname, namespace, register=(backend == "numba"))
-    if backend == "numba":
-        fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
+    fn = emit.load_function(source, path, fname, namespace, register=compiled)
+    if compiled:
+        fn = numba_cpu.compile_function(fn, target=options.target, cache=options.cache)
     STATS["loaded"] += 1
     return Generated(fn, source, path, origin)
 
@@ -221,39 +227,54 @@ def _compiled_build(compiled: bool):
         _BUILDING.compiled = saved
 
 
-def inline_options() -> tuple:
-    """The options of a transform inlined into the code being normalized now."""
-    return (("tapes", "per_variable"),) if getattr(_BUILDING, "compiled", False) else ()
+def inline_options() -> GenerateOptions | None:
+    """The options of a transform inlined into the code being normalized now (None: its own)."""
+    return GenerateOptions(tapes="per_variable") if getattr(_BUILDING, "compiled", False) else None
 
 
-def _normalized(parsed, transform: str, opts: dict):
-    if transform == "vmap":
-        from .rules.batch_rules import kept_calls
-        keep = kept_calls()
-        if opts.get("backend") == "numba":
-            # compiled: an op helper (einsum_vjp, norm_grad, ...) runs per example as one compiled call
-            # (bmap), not inlined and batched statement by statement (Python-only plans and branches)
-            from .backends.numba_cpu import helper_functions
-            keep = keep | helper_functions(ops_only=True)
-        return normalize(parsed, keep)
-    elif transform == "primal" and opts.get("backend") == "numba":
-        # compiled code calls s2s's helpers (their Numba versions) as the transforms' code does;
-        # inlined, their Python-only branches (`if not compute_uv:`) would have to type in Numba
-        from .backends.numba_cpu import helper_functions
-        return normalize(parsed, helper_functions())
-    return normalize(parsed)
-
-
-def example_primal(src_fn: Callable, options: tuple) -> Generated:
+def example_primal(src_fn: Callable, options: GenerateOptions) -> Generated:
     """The compiled function a compiled vmap's per-example loop calls."""
-    primal_opts = tuple((k, v) for k, v in options if k in ("backend", "target", "cache", "tapes", "fuse"))
-    return build(src_fn, "primal", (), False, False, primal_opts)
+    return build(src_fn, "primal", (), False, False, options.for_example())
 
 
-def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
-              options: tuple = ()) -> Generated:
-    key = _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options)
-    parsed = parse_function(src_fn)
+# ---------------------------------------------------------------------------
+# generate: the stages, one list per backend
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Generation:
+    """What the stages hand on: what was asked (the first fields, fixed), then what the stages made so far
+    (a stage's docstring says what it sets where that is more than fdef, the generated tree)."""
+    src_fn: Callable
+    transform: str                       # "primal", "jvp", "vmap", or a reverse mode ("grad", "value_and_grad", ...)
+    argnums: tuple[int, ...]
+    tuple_out: bool
+    has_aux: bool
+    options: GenerateOptions
+    cache_key: tuple                     # the in-memory key (_memo_key); the disk key is made from it
+    parsed: Any = None                   # the parsed function (frontend/parse.py)
+    nf: Any = None                       # the normalized function: tree, namespace, params, deps
+    name: str = ""                       # the generated function's name
+    fdef: Any = None                     # the generated function's tree
+    example: Generated | None = None     # the compiled primal a compiled vmap's per-example loop calls
+    outlined: list = dataclasses.field(default_factory=list)   # functions emitted before fdef
+    origin: str = ""                     # where the user's function is (codegen/user_lines.py)
+    desc: str = ""                       # what the generated module's header says it is
+    text: str = ""                       # the generated module's source
+    path: str = ""                       # where it was written
+    fn: Callable | None = None           # the generated function, loaded (compiled under numba)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One step of generate: `run` reads and sets fields of the Generation (its name is for readers)."""
+    name: str
+    run: Callable[[Generation], None]
+
+
+def _parse(g: Generation) -> None:
+    """Sets parsed, and argnums counted from the front; refuses *args and argnums out of range."""
+    parsed = g.parsed = parse_function(g.src_fn)
     star = parsed.node.args.vararg or parsed.node.args.kwarg
     if star is not None:
         raise parsed.source.error(
@@ -262,120 +283,280 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
             "name each parameter (def f(x, y)), or take one tuple or dict argument (a pytree: grad "
             "differentiates every array in it)")
     nparams = len(parsed.node.args.args)
-    for a in argnums:
+    for a in g.argnums:
         if not -nparams <= a < nparams:
             raise ArgumentError(f"argnums={a} is out of range: {parsed.source.qualname} takes {nparams} "
                                 f"positional argument{'s' if nparams != 1 else ''}")
-    argnums = tuple(a % nparams for a in argnums)
-    opts = dict(options)
-    example = None       # the compiled primal a per-example loop calls
-    with _compiled_build(opts.get("backend") == "numba"):
-        nf = _normalized(parsed, transform, opts)
-    nf.node.body = with_view_guards(nf.node.body)      # (rows read by index, then written: checked)
-    import re
-    backend = opts.get("backend", "python")
-    if backend == "numba":
-        _refuse_sparse_products(nf)
-    if backend == "numba" and nf.objects:
+    g.argnums = tuple(a % nparams for a in g.argnums)
+
+
+def _normalize(g: Generation) -> None:
+    """Sets nf; a vmap keeps the calls it batches as one (rules/batch_rules.py) instead of inlining them."""
+    with _compiled_build(False):
+        if g.transform == "vmap":
+            from .rules.batch_rules import kept_calls
+            g.nf = normalize(g.parsed, kept_calls())
+        else:
+            g.nf = normalize(g.parsed)
+
+
+def _normalize_compiled(g: Generation) -> None:
+    """Sets nf, for Numba: transforms called inside are inlined with typed tapes (inline_options), and
+    s2s's helpers stay calls (their Numba versions)."""
+    from .backends.numba_cpu import helper_functions
+    with _compiled_build(True):
+        if g.transform == "vmap":
+            # an op helper (einsum_vjp, norm_grad, ...) runs per example as one compiled call (bmap),
+            # not inlined and batched statement by statement (Python-only plans and branches)
+            from .rules.batch_rules import kept_calls
+            g.nf = normalize(g.parsed, kept_calls() | helper_functions(ops_only=True))
+        elif g.transform == "primal":
+            # compiled code calls s2s's helpers (their Numba versions) as the transforms' code does;
+            # inlined, their Python-only branches (`if not compute_uv:`) would have to type in Numba
+            g.nf = normalize(g.parsed, helper_functions())
+        else:
+            g.nf = normalize(g.parsed)
+
+
+def _view_guards(g: Generation) -> None:
+    g.nf.node.body = with_view_guards(g.nf.node.body)      # (rows read by index, then written: checked)
+
+
+def _refuse_uncompilable(g: Generation) -> None:
+    """Refuses what Numba has no type for: scipy.sparse products, Python objects read when it runs."""
+    nf = g.nf
+    _refuse_sparse_products(nf)
+    if nf.objects:
         held = ", ".join(sorted({type(nf.namespace[k]).__name__ for k in nf.objects if k in nf.namespace}))
         raise TransformError(
-            f"jit cannot compile {parsed.source.qualname}: it reads attributes or calls methods of a Python object "
+            f"jit cannot compile {g.parsed.source.qualname}: it reads attributes or calls methods of a Python object "
             f"({held}) when it runs, and Numba has no type for such objects",
             hint="pass the arrays as arguments (def loss(w, b, x, y)) and jit that function, or use "
                  "jit(f, fallback=True) to run the generated Python")
-    name = f"{re.sub(r'[^A-Za-z0-9_]', '', src_fn.__name__) or 'fn'}_{transform}"
-    wrt = [nf.params[a] for a in argnums]
-    if transform == "primal":
-        fdef = nf.node
-        fdef.name = name
-    elif transform == "jvp":
-        fdef = forward(nf, ForwardSpec(wrt=wrt, name=name))
-    elif transform == "vmap":
-        # (Python code calls the function itself per example: through a weak proxy, so the cached
-        # module of a function does not keep that function alive; its callers hold it)
-        fdef = batch(nf, BatchSpec(in_axes=list(opts["in_axes"]), out_axes=opts["out_axes"],
-                                   axis_size=opts["axis_size"], name=name,
-                                   example_fn=src_fn if backend == "numba" else weakref.proxy(src_fn)))
-        if backend == "numba" and nf.namespace.get("example_fn") is src_fn:
-            # the per-example loop (no array form) calls the function itself: compiled code calls its
-            # compiled primal (numba_cpu lowers per_example to a loop over the examples)
-            example = example_primal(src_fn, options)
-            nf.namespace["example_fn"] = example.fn
+
+
+def _transform(g: Generation, example_fn: Callable) -> None:
+    """Sets name and fdef: the transform of the normalized function. A vmap's per-example loop (no
+    array form) calls `example_fn(src_fn)`."""
+    nf, opts = g.nf, g.options
+    g.name = f"{re.sub(r'[^A-Za-z0-9_]', '', g.src_fn.__name__) or 'fn'}_{g.transform}"
+    wrt = [nf.params[a] for a in g.argnums]
+    if g.transform == "primal":
+        g.fdef = nf.node
+        g.fdef.name = g.name
+    elif g.transform == "jvp":
+        g.fdef = forward(nf, ForwardSpec(wrt=wrt, name=g.name))
+    elif g.transform == "vmap":
+        g.fdef = batch(nf, BatchSpec(in_axes=list(opts.in_axes), out_axes=opts.out_axes, axis_size=opts.axis_size,
+                                     name=g.name, example_fn=example_fn(g.src_fn)))
     else:
-        fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=transform, has_aux=has_aux, tuple_out=tuple_out, name=name,
-                                       tapes=opts.get("tapes", "single")))
-    fdef = cleanup.optimize(fdef)
-    if backend == "numba":
-        from .optimize.straight_tapes import straight_tapes
-        fdef = straight_tapes(fdef, nf.namespace)
-    if opts.get("arg_facts") is not None:
-        from .optimize.specialize import infer_facts, specialize
-        params = dict(zip(nf.params, opts["arg_facts"]))
-        fdef = cleanup.optimize(specialize(fdef, params, nf.namespace))
-        if backend == "numba":
-            from .optimize.array_tapes import array_tapes
-            fdef = array_tapes(fdef, infer_facts(fdef, params, nf.namespace), nf.namespace)
-    if backend == "numba":
-        from .backends import numba_cpu
-        from .frontend.ast_build import Namer
-        from .transforms.fuse import fuse
-        if opts.get("fuse", True):
-            taken = {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name)} | set(nf.namespace)
-            namer = Namer(taken)
-            ranks = None
-            if opts.get("arg_facts") is not None:     # known ranks let a broadcast operand fuse too
-                from .optimize.specialize import infer_facts
-                env = infer_facts(fdef, dict(zip(nf.params, opts["arg_facts"])), nf.namespace).env
-                ranks = {v: f[0] for v, f in env.items() if isinstance(f[0], int)}
-            fdef = fuse(fdef, nf.namespace, namer, ranks)     # (no cleanup after: writes go through views)
-            if transform == "vmap" and opts.get("param_facts") is not None:
-                from .transforms.fuse_rows import fuse_rows
-                fdef = fuse_rows(fdef, nf.namespace, namer, opts["param_facts"], opts["in_axes"])
-        fdef = numba_cpu.lower(fdef, nf.namespace, opts.get("target", "cpu"))
-        from .backends.outline import outline
-        # (every fused loop under target="parallel": only their functions get parallel=True)
-        # (and their unfused branches apart: Numba's parallel array analysis does not broadcast)
-        parallel = opts.get("target", "cpu") == "parallel"
-        outlined = outline(fdef, numba_cpu.namer_for(fdef, nf.namespace), 1 if parallel else None,
-                           unfused_apart=parallel)
-        outlined = list(getattr(fdef, "s2s_effect_functions", [])) + outlined     # (side effects, object mode)
-        nf.namespace = numba_cpu.compiled_namespace(nf.namespace)
+        g.fdef = reverse(nf, ReverseSpec(wrt=wrt, mode=g.transform, has_aux=g.has_aux, tuple_out=g.tuple_out,
+                                         name=g.name, tapes=opts.tapes))
+
+
+def _by_proxy(src_fn: Callable):
+    """Python code calls the function itself per example through a weak proxy, so the cached module of
+    a function does not keep that function alive (its callers hold it)."""
+    return weakref.proxy(src_fn)
+
+
+def _itself(src_fn: Callable) -> Callable:
+    return src_fn
+
+
+def _compiled_example(g: Generation) -> None:
+    """Sets example: a compiled vmap's per-example loop calls the compiled primal, not the function
+    itself (numba_cpu lowers per_example to a loop over the examples)."""
+    if g.transform == "vmap" and g.nf.namespace.get("example_fn") is g.src_fn:
+        g.example = example_primal(g.src_fn, g.options)
+        g.nf.namespace["example_fn"] = g.example.fn
+
+
+def _cleanup(g: Generation) -> None:
+    g.fdef = cleanup.optimize(g.fdef)
+
+
+def _straight_tapes(g: Generation) -> None:
+    from .optimize.straight_tapes import straight_tapes
+    g.fdef = straight_tapes(g.fdef, g.nf.namespace)
+
+
+def _arg_facts(g: Generation) -> dict | None:
+    facts = g.options.arg_facts
+    return None if facts is None else dict(zip(g.nf.params, facts))
+
+
+def _specialize(g: Generation) -> None:
+    """With the arguments' ranks and dtype kinds known (arg_facts), the code specialized on them."""
+    params = _arg_facts(g)
+    if params is not None:
+        from .optimize.specialize import specialize
+        g.fdef = cleanup.optimize(specialize(g.fdef, params, g.nf.namespace))
+
+
+def _array_tapes(g: Generation) -> None:
+    """With argument facts, the tapes whose entries have known shapes become preallocated arrays."""
+    params = _arg_facts(g)
+    if params is not None:
+        from .optimize.array_tapes import array_tapes
+        from .optimize.specialize import infer_facts
+        g.fdef = array_tapes(g.fdef, infer_facts(g.fdef, params, g.nf.namespace), g.nf.namespace)
+
+
+def _fuse(g: Generation) -> None:
+    """Elementwise statements fused into loops (and a compiled vmap's rows, with its argument facts)."""
+    if not g.options.fuse:
+        return
+    from .frontend.ast_build import Namer
+    from .transforms.fuse import fuse
+    nf, opts = g.nf, g.options
+    namer = Namer({n.id for n in iter_nodes(g.fdef) if isinstance(n, gast.Name)} | set(nf.namespace))
+    ranks = None
+    params = _arg_facts(g)
+    if params is not None:     # known ranks let a broadcast operand fuse too
+        from .optimize.specialize import infer_facts
+        env = infer_facts(g.fdef, params, nf.namespace).env
+        ranks = {v: f[0] for v, f in env.items() if isinstance(f[0], int)}
+    g.fdef = fuse(g.fdef, nf.namespace, namer, ranks)     # (no cleanup after: writes go through views)
+    if g.transform == "vmap" and opts.param_facts is not None:
+        from .transforms.fuse_rows import fuse_rows
+        g.fdef = fuse_rows(g.fdef, nf.namespace, namer, opts.param_facts, opts.in_axes)
+
+
+def _lower(g: Generation) -> None:
+    from .backends import numba_cpu
+    g.fdef = numba_cpu.lower(g.fdef, g.nf.namespace, g.options.target)
+
+
+def _outline(g: Generation) -> None:
+    """Sets outlined: the fused loops as functions of their own, and the effects run in object mode;
+    the namespace becomes the compiled one."""
+    from .backends import numba_cpu
+    from .backends.outline import outline
+    # (every fused loop under target="parallel": only their functions get parallel=True)
+    # (and their unfused branches apart: Numba's parallel array analysis does not broadcast)
+    parallel = g.options.target == "parallel"
+    loops = outline(g.fdef, numba_cpu.namer_for(g.fdef, g.nf.namespace), 1 if parallel else None,
+                    unfused_apart=parallel)
+    g.outlined = list(getattr(g.fdef, "s2s_effect_functions", [])) + loops     # (side effects, object mode)
+    g.nf.namespace = numba_cpu.compiled_namespace(g.nf.namespace)
+
+
+def _restore_regions(g: Generation) -> None:
+    from .codegen.regions import restore_regions
+    g.fdef = restore_regions(g.fdef, g.nf.namespace)      # (`with`/`try` around differentiated code)
+
+
+def _describe(g: Generation) -> None:
+    """Sets origin and desc: the transform and the user's function, as the module's header says them."""
+    origin = g.origin = origin_of(g.src_fn)
+    opts = g.options
+    if g.transform == "vmap":
+        g.desc = f"vmap(in_axes={opts.in_axes}, out_axes={opts.out_axes}) of {origin}"
+    elif g.transform == "primal":
+        g.desc = f"normalized source of {origin}"
     else:
-        from .codegen.regions import restore_regions
-        fdef = restore_regions(fdef, nf.namespace)      # (`with`/`try` around differentiated code)
-        outlined = []
-    body = "".join(emit.to_source(k) + "\n\n" for k in outlined) + emit.to_source(fdef)
-    origin = origin_of(src_fn)
-    if transform == "vmap":
-        desc = f"vmap(in_axes={opts['in_axes']}, out_axes={opts['out_axes']}) of {origin}"
-    elif transform == "primal":
-        desc = f"normalized source of {origin}"
-    else:
-        desc = f"{transform}(argnums={argnums if tuple_out else argnums[0]}{', has_aux=True' if has_aux else ''}) of {origin}"
-    if backend == "numba":
-        # (the error model in the text: the file, and the machine code Numba caches beside it, is not
-        # shared with code compiled with another one)
-        desc += f" [numba {opts.get('target', 'cpu')}, error_model={opts.get('error_model', 'numpy')}]"
-    if example is not None:
+        argnums = g.argnums if g.tuple_out else g.argnums[0]
+        g.desc = f"{g.transform}(argnums={argnums}{', has_aux=True' if g.has_aux else ''}) of {origin}"
+
+
+def _describe_compiled(g: Generation) -> None:
+    _describe(g)
+    # (the error model in the text: the file, and the machine code Numba caches beside it, is not
+    # shared with code compiled with another one)
+    g.desc += f" [numba {g.options.target}, error_model={g.options.error_model or 'numpy'}]"
+    if g.example is not None:
         # (Numba's disk cache of this file refers to the compiled example function by its module:
         # a fused and an unfused primal make two files)
-        desc += f", per example: {os.path.basename(example.path)}"
-    text = emit.header(desc, nf.namespace, body, imports=(backend == "python")) + body
-    path = emit.write_module(text, name + ("_numba" if backend == "numba" else ""))
-    # (only compiled modules go in sys.modules, where Numba's disk cache finds their globals; a
-    # registered module lives as long as s2s, with whatever its globals hold)
-    fn = emit.load_function(text, path, name, nf.namespace, register=(backend == "numba"))
-    if backend == "numba":
-        fn = numba_cpu.compile_function(fn, target=opts.get("target", "cpu"), cache=opts.get("cache", True))
+        g.desc += f", per example: {os.path.basename(g.example.path)}"
+
+
+def _write(g: Generation, imports: bool, suffix: str) -> None:
+    """Sets text and path: the module, written where the disk cache keeps it (emit.write_module)."""
+    body = "".join(emit.to_source(k) + "\n\n" for k in g.outlined) + emit.to_source(g.fdef)
+    g.text = emit.header(g.desc, g.nf.namespace, body, imports=imports) + body
+    g.path = emit.write_module(g.text, g.name + suffix)
+
+
+def _load(g: Generation) -> None:
+    g.fn = emit.load_function(g.text, g.path, g.name, g.nf.namespace, register=False)
+
+
+def _load_compiled(g: Generation) -> None:
+    """Compiled modules go in sys.modules, where Numba's disk cache finds their globals (a registered
+    module lives as long as s2s, with whatever its globals hold)."""
+    from .backends import numba_cpu
+    fn = emit.load_function(g.text, g.path, g.name, g.nf.namespace, register=True)
+    g.fn = numba_cpu.compile_function(fn, target=g.options.target, cache=g.options.cache)
+
+
+def _store(g: Generation, base: dict) -> None:
+    """The module on disk, by the disk key: a second process loads it (_load_from_disk). `base` is the
+    namespace every generated module has, left out of what is stored."""
+    dkey = _disk_key(g.src_fn, g.cache_key)
+    if dkey is None:
+        return
+    from .codegen import diskcache
+    ns = g.nf.namespace
+    stored = ns if "example_fn" not in ns else {**ns, "example_fn": g.src_fn}
+    diskcache.store(dkey, g.path, g.name, stored, base, g.nf.deps + [g.src_fn.__code__.co_filename],
+                    g.origin, src_fn=g.src_fn)
+
+
+def _store_python(g: Generation) -> None:
+    from .frontend.namespace import base_namespace
+    _store(g, base_namespace())
+
+
+def _store_compiled(g: Generation) -> None:
+    from .backends import numba_cpu
+    from .frontend.namespace import base_namespace
+    _store(g, numba_cpu.compiled_namespace(base_namespace()))
+
+
+PYTHON_STAGES: tuple[Stage, ...] = (
+    Stage("parse", _parse),
+    Stage("normalize", _normalize),
+    Stage("view guards", _view_guards),
+    Stage("transform", functools.partial(_transform, example_fn=_by_proxy)),
+    Stage("cleanup", _cleanup),
+    Stage("specialize", _specialize),
+    Stage("restore regions", _restore_regions),
+    Stage("describe", _describe),
+    Stage("write", functools.partial(_write, imports=True, suffix="")),
+    Stage("load", _load),
+    Stage("store", _store_python),
+)
+
+NUMBA_STAGES: tuple[Stage, ...] = (
+    Stage("parse", _parse),
+    Stage("normalize", _normalize_compiled),
+    Stage("view guards", _view_guards),
+    Stage("refuse uncompilable", _refuse_uncompilable),
+    Stage("transform", functools.partial(_transform, example_fn=_itself)),
+    Stage("compiled example", _compiled_example),
+    Stage("cleanup", _cleanup),
+    Stage("straight tapes", _straight_tapes),
+    Stage("specialize", _specialize),
+    Stage("array tapes", _array_tapes),
+    Stage("fuse", _fuse),
+    Stage("lower", _lower),
+    Stage("outline", _outline),
+    Stage("describe", _describe_compiled),
+    Stage("write", functools.partial(_write, imports=False, suffix="_numba")),
+    Stage("load", _load_compiled),
+    Stage("store", _store_compiled),
+)
+
+STAGES = {"python": PYTHON_STAGES, "numba": NUMBA_STAGES}
+
+
+def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out: bool, has_aux: bool,
+              options: GenerateOptions = DEFAULT) -> Generated:
+    """The generated function, made by running the backend's stages in order."""
+    g = Generation(src_fn, transform, argnums, tuple_out, has_aux, options,
+                   _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options))
+    for stage in STAGES[options.backend]:
+        stage.run(g)
     STATS["generated"] += 1
-    dkey = _disk_key(src_fn, key)
-    if dkey is not None:
-        from .codegen import diskcache
-        from .frontend.namespace import base_namespace
-        base = base_namespace()
-        if backend == "numba":
-            base = numba_cpu.compiled_namespace(base)
-        stored = nf.namespace if "example_fn" not in nf.namespace else {**nf.namespace, "example_fn": src_fn}
-        diskcache.store(dkey, path, name, stored, base, nf.deps + [src_fn.__code__.co_filename], origin,
-                        src_fn=src_fn)
-    return Generated(fn, text, path, origin)
+    return Generated(g.fn, g.text, g.path, g.origin)

@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("optimize", ["s2s.optimize.*"]),
     ("transforms", ["s2s.transforms.*"]),
     ("backends", ["s2s.backends.*"]),
-    ("driver", ["s2s.pipeline"]),
+    ("driver", ["s2s.pipeline", "s2s.pipeline_options"]),
     ("transformation objects", ["s2s.transformations.*"]),
     ("api", ["s2s", "s2s.api", "s2s.cli", "s2s.__main__"]),
 ]

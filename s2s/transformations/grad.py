@@ -60,7 +60,7 @@ class Transformed(TransformObject):
         """The generated function normalization inlines where transformed code calls this one
         (typed tapes inside code compiled by Numba: pipeline.inline_options)."""
         options = inline_options()
-        if options and not isinstance(self.fun, TransformObject):
+        if options is not None and not isinstance(self.fun, TransformObject):
             return build(source_function(self.fun), self.transform, self.argnums, self.tuple_out, self.has_aux,
                          options).fn
         return self.generated().fn

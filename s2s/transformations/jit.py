@@ -20,6 +20,7 @@ from ..errors import ArgumentError, NonDifferentiableError, S2SError, TransformE
 from ..frontend.reads import changed
 from ..optimize.specialize import arg_facts
 from ..pipeline import build
+from ..pipeline_options import GenerateOptions
 from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, unit_basis
 from .grad import Transformed
 from .jacobians import Hessian, Jacobian
@@ -56,15 +57,15 @@ class Jitted(TransformObject):
         self._fast.clear()
         self._as_scalars.clear()
 
-    def _options(self, fuse: bool = True) -> tuple:
+    def _options(self, fuse: bool = True, **more) -> GenerateOptions:
         from ..backends.numba_lower.common import ERROR_MODEL     # (keys the caches: code compiled with
-        return (("backend", "numba"), ("target", self.target), ("cache", self.cache), ("tapes", "per_variable"),
-                ("fuse", fuse), ("error_model", ERROR_MODEL))      # another error model is not reused)
+        return GenerateOptions(backend="numba", target=self.target, cache=self.cache, tapes="per_variable",
+                               fuse=fuse, error_model=ERROR_MODEL, **more)   # another error model is not reused)
 
     def generated_for(self, nargs: int, fuse: bool = True, facts: tuple | None = None) -> Generated:
         """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the
         actual arguments), specialized on them where the transform allows."""
-        fun, opts = self.fun, self._options(fuse)
+        fun = self.fun
         # facts specialize grad's code; under vmap they also let fuse_rows see each argument's rank
         if facts is not None and not (self.target != "cuda" and (
                 isinstance(fun, Batched) or _specializable(fun))):
@@ -80,29 +81,27 @@ class Jitted(TransformObject):
             if isinstance(inner, Transformed):
                 if isinstance(inner.fun, (Transformed, Batched)):
                     raise TransformError("jit of vmap of a nested transform is not supported yet")
-                inner_opts: tuple = (("tapes", "per_variable"),)
+                inner_opts = GenerateOptions(tapes="per_variable")
                 if facts is not None and _specializable(inner):     # it sees one example of each batched argument
-                    inner_opts += (("arg_facts", tuple(f if a is None or f[0] in (None, 0) else (f[0] - 1, f[1])
-                                                       for f, a in zip(facts, axes))),)
+                    inner_opts = GenerateOptions(tapes="per_variable", arg_facts=tuple(
+                        f if a is None or f[0] in (None, 0) else (f[0] - 1, f[1]) for f, a in zip(facts, axes)))
                 src = build(source_function(inner.fun), inner.transform, inner.argnums, inner.tuple_out,
                              inner.has_aux, inner_opts).fn
             elif isinstance(inner, Batched):
                 raise TransformError("jit of nested vmap is not supported yet; jit the inner function")
             else:
                 src = source_function(inner)
-            gen = build(src, "vmap", (), False, False,
-                         (("in_axes", axes), ("out_axes", fun.out_axes), ("axis_size", fun.axis_size),
-                          ("param_facts", facts)) + opts)
+            gen = build(src, "vmap", (), False, False, self._options(
+                fuse, in_axes=axes, out_axes=fun.out_axes, axis_size=fun.axis_size, param_facts=facts))
         elif isinstance(fun, Transformed):
             if isinstance(fun.fun, (Transformed, Batched)):
                 raise TransformError(
                     "jit of a derivative of a derivative is not supported yet (the inner tapes are Python lists)",
                     hint="jit the first derivative, or run the nested transform without jit")
-            if facts is not None:
-                opts += (("arg_facts", facts),)
-            gen = build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux, opts)
+            gen = build(source_function(fun.fun), fun.transform, fun.argnums, fun.tuple_out, fun.has_aux,
+                        self._options(fuse, arg_facts=facts))
         else:
-            gen = build(source_function(fun), "primal", (), False, False, opts)
+            gen = build(source_function(fun), "primal", (), False, False, self._options(fuse))
         self._gens[(nargs, fuse, facts)] = gen
         return gen
 
@@ -136,7 +135,7 @@ class Jitted(TransformObject):
                 grad_via_jvp = example
             else:
                 gen = build(source_function(example.fun), example.transform, example.argnums,
-                            example.tuple_out, example.has_aux, (("tapes", "per_variable"),))
+                            example.tuple_out, example.has_aux, GenerateOptions(tapes="per_variable"))
         else:
             gen = build(source_function(example), "primal", (), False, False)
         return numba_cuda.build(gen, in_axes, reduce_sum, grad_via_jvp)
@@ -163,7 +162,7 @@ class Jitted(TransformObject):
         gen = self._gens.get(("hessian", len(args)))
         if gen is None:
             grad_src = build(source_function(fun.fun), "grad", (a,), False, False,
-                              (("tapes", "per_variable"),)).fn
+                             GenerateOptions(tapes="per_variable")).fn
             gen = build(grad_src, "jvp", (a,), False, False, self._options(fuse=False))
             self._gens[("hessian", len(args))] = gen
         x = np.asarray(args[a], dtype=float)

@@ -17,6 +17,7 @@ from ..codegen.emit import Generated
 from ..codegen.user_lines import note_user_line
 from ..errors import ArgumentError, TransformError
 from ..pipeline import build
+from ..pipeline_options import GenerateOptions
 from .calls import axes_per_argument, check_argnums, check_differentiable, user_function
 from .grad import Transformed
 from .results import owned
@@ -44,7 +45,7 @@ class Batched(TransformObject):
         out_axes = tuple(self.out_axes) if isinstance(self.out_axes, list) else self.out_axes
         src = self.fun.generated_for(nargs).fn if isinstance(self.fun, Batched) else source_function(self.fun)
         return build(src, "vmap", (), False, False,
-                      (("in_axes", axes), ("out_axes", out_axes), ("axis_size", self.axis_size)))
+                     GenerateOptions(in_axes=axes, out_axes=out_axes, axis_size=self.axis_size))
 
     def _s2s_inline_source(self, nargs: int) -> Callable:
         return self.generated_for(nargs).fn
