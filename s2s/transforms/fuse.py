@@ -378,8 +378,6 @@ class Fuser:
         in_run = Counter(n.id for s in run for n in iter_nodes(s) if isinstance(n, gast.Name)
                          and not isinstance(n.ctx, gast.Store))
         later = {v for v in defined if self.reads.get(v, 0) > in_run.get(v, 0)}
-        if any(getattr(s, "_fused", False) for s in run):
-            return run
         inputs: list[str] = []
         seen_def: set[str] = set()
         for s in run_body:

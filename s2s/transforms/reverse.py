@@ -87,7 +87,7 @@ class ReverseBuilder:
 
     def adj(self, var: str) -> str:
         if var not in self.adj_names:
-            self.adj_names[var] = self.namer.fresh("d" + var if not var.startswith("_") else "d" + var)
+            self.adj_names[var] = self.namer.fresh("d" + var)
         return self.adj_names[var]
 
     def tape_name(self, key: str | None = None) -> str:

@@ -245,7 +245,6 @@ def svd_reduce(x, r, c, mode):
 
 @nb_overload(svd_reduce)
 def _svd_reduce(x, r, c, mode):
-    nd = x.ndim
 
     def impl(x, r, c, mode):
         perm, inv = _matrix_perm(x.shape, r, c)
