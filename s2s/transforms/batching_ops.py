@@ -26,7 +26,7 @@ from .. import runtime_effects as rte
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
-from .common import BINOP_FN, UNARY_FN, _call
+from .common import BINOP_FN, UNARY_FN, rule_call
 
 
 # Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
@@ -85,18 +85,18 @@ class OpBatching:
         if isinstance(value, gast.Attribute):
             x = value.value
             if value.attr == "shape":
-                return self.unbatched(_call(rtb.bshape, [x]))
+                return self.unbatched(rule_call(rtb.bshape, [x]))
             if value.attr == "ndim":
-                return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
+                return self.unbatched(gast.BinOp(rule_call(np.ndim, [x]), gast.Sub(), const(1)))
             if value.attr == "size":
-                return self.unbatched(_call(rtb.bsize, [x]))
+                return self.unbatched(rule_call(rtb.bsize, [x]))
             return value   # dtype
         if isinstance(value, gast.Subscript):
             if _names(value.slice) & self.batched:
                 raise NoArrayForm("indexing with a batched index", s)
             base = value.value
             if _names(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
-                return _call(rtb.bgetitem, [base, _index_arg(value.slice), const(True)])
+                return rule_call(rtb.bgetitem, [base, _index_arg(value.slice), const(True)])
             return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
@@ -114,7 +114,7 @@ class OpBatching:
             if kind == "matmul":
                 if fn is np.dot:
                     a, b = value.args[0], value.args[1]
-                    return _call(rtb.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
+                    return rule_call(rtb.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
                 return self.matmul(value.args[0], value.args[1])
             if kind == "axis_args":
                 return self.axis_args(value, code, s)
@@ -122,9 +122,9 @@ class OpBatching:
                 # the cotangent of a per-example product: per example (keep=True), no shape dispatch left
                 g, a, b = value.args
                 if not self.is_b(g):
-                    g = _call(rtb.bexpand, [g, name(self.size)])
+                    g = rule_call(rtb.bexpand, [g, name(self.size)])
                 helper = rtb.bmatmul_vjp_a if kind == "matmul_vjp_a" else rtb.bmatmul_vjp_b
-                return _call(helper, [g, a, b, const(self.is_b(a)), const(self.is_b(b)), const(True)])
+                return rule_call(helper, [g, a, b, const(self.is_b(a)), const(self.is_b(b)), const(True)])
             if kind == "shape_query":
                 return self.shape_query(value)
             if kind == "shape_fn":
@@ -132,28 +132,28 @@ class OpBatching:
             if kind == "same":      # per-example semantics unchanged on (B, ...) arrays
                 return value
             if kind == "seed":
-                return self.unbatched(_call(rtb.bseed, value.args))
+                return self.unbatched(rule_call(rtb.bseed, value.args))
             if kind == "unbroadcast":
                 g, x = value.args
-                return _call(rtb.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
+                return rule_call(rtb.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
             if kind == "broadcast_like":
                 g, x = value.args
-                return _call(rtb.bbroadcast_like, [g, x, const(self.is_b(g)), const(self.is_b(x))])
+                return rule_call(rtb.bbroadcast_like, [g, x, const(self.is_b(g)), const(self.is_b(x))])
             if kind == "expand_reduced":
                 args = list(value.args) + [const(None), const(False)][len(value.args) - 2:]
                 g, x, axis, keepdims = args[:4]
-                return _call(rtb.bexpand_reduced, [g, x, axis, keepdims, const(self.is_b(g)), const(self.is_b(x))])
+                return rule_call(rtb.bexpand_reduced, [g, x, axis, keepdims, const(self.is_b(g)), const(self.is_b(x))])
 
             if kind == "reduced_size":
                 x = value.args[0]
                 axis = value.args[1] if len(value.args) > 1 else const(None)
-                return self.unbatched(_call(rtb.breduced_size, [x, axis, const(self.is_b(x))]))
+                return self.unbatched(rule_call(rtb.breduced_size, [x, axis, const(self.is_b(x))]))
             if fn is rt.pop:
                 return value
             if fn is rt.restore:      # compiled code's typed tape (one per variable): the value before
                 st, current = value.args
                 if self.is_b(st) and not self.is_b(current):
-                    return _call(rt.restore, [st, _call(rtb.bexpand, [current, name(self.size)])])
+                    return rule_call(rt.restore, [st, rule_call(rtb.bexpand, [current, name(self.size)])])
                 if self.is_b(current) and not self.is_b(st):
                     raise NoArrayForm("a saved value restored from a tape of unbatched values into a batched "
                                       "variable", s)
@@ -184,7 +184,7 @@ class OpBatching:
                     if not others:
                         continue
                     aligned = self.namer.fresh(o.id + "_b")
-                    code.append(copy_loc(assign(aligned, _call(rtb.balign, [
+                    code.append(copy_loc(assign(aligned, rule_call(rtb.balign, [
                         name(o.id), gast.Tuple([name(p.id) for p in others], gast.Load()),
                         gast.Tuple([const(p.id in self.batched) for p in others], gast.Load())])), s))
                     mapping[o.id] = aligned
@@ -206,13 +206,13 @@ class OpBatching:
         axis_node = new.args[1] if len(new.args) > 1 else (axis_kw[0].value if axis_kw else const(None))
         if value.s2s_fn in (np.argmax, np.argmin) and isinstance(axis_node, gast.Constant) and axis_node.value is None:
             # argmax over all of an example: flatten each example, then per-row argmax
-            return _call(value.s2s_fn, [_call(rtb.bflatten, [name(x.id)])], {"axis": const(1)})
+            return rule_call(value.s2s_fn, [rule_call(rtb.bflatten, [name(x.id)])], {"axis": const(1)})
         if len(new.args) > 1:
             new.args[1] = self.shift_axis(new.args[1], x)
         elif axis_kw:
             axis_kw[0].value = self.shift_axis(axis_kw[0].value, x)
         else:
-            new.keywords.append(gast.keyword("axis", _call(rtb.baxis, [const(None), name(x.id)])))
+            new.keywords.append(gast.keyword("axis", rule_call(rtb.baxis, [const(None), name(x.id)])))
         if any(_names(a) & self.batched for a in new.args[1:]) or any(
                 _names(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
             return self.per_op_loop(value, code, s)
@@ -235,11 +235,11 @@ class OpBatching:
             if order is not None and not (isinstance(order, gast.Constant) and order.value == "C"):
                 return self.per_op_loop(value, code, s)     # breshape reshapes each example in C order
             shape = value.args[1] if len(value.args) > 1 else next(k.value for k in value.keywords if k.arg in ("shape", "newshape"))
-            return _call(rtb.breshape, [x, shape])
+            return rule_call(rtb.breshape, [x, shape])
         if fn is np.transpose:
             axes = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "axes"),
                                                                   const(None))
-            return _call(rtb.btranspose, [x, axes])
+            return rule_call(rtb.btranspose, [x, axes])
         import inspect as _inspect
         try:
             params = list(_inspect.signature(fn).parameters)
@@ -275,10 +275,10 @@ class OpBatching:
     def shift_axis(self, axis, x):
         if isinstance(axis, gast.Constant) and isinstance(axis.value, int) and axis.value >= 0:
             return const(axis.value + 1)
-        return _call(rtb.baxis, [axis, name(x.id)])
+        return rule_call(rtb.baxis, [axis, name(x.id)])
 
     def matmul(self, a, b):
-        return _call(rtb.bmatmul, [a, b, const(self.is_b(a)), const(self.is_b(b))])
+        return rule_call(rtb.bmatmul, [a, b, const(self.is_b(a)), const(self.is_b(b))])
 
     def on_first_example(self, value):
         """Static facts about shapes (axes, sizes) are the same for every example: read them off the first."""
@@ -302,13 +302,13 @@ class OpBatching:
         if not self.is_b(x):
             return value
         if fn is np.shape:
-            return self.unbatched(_call(rtb.bshape, [x]))
+            return self.unbatched(rule_call(rtb.bshape, [x]))
         if fn is np.ndim:
-            return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
+            return self.unbatched(gast.BinOp(rule_call(np.ndim, [x]), gast.Sub(), const(1)))
         if fn is np.size:
-            return self.unbatched(_call(rtb.bsize, [x]))
+            return self.unbatched(rule_call(rtb.bsize, [x]))
         if fn is builtins.len:
-            return self.unbatched(_call(rtb.blen, [x]))
+            return self.unbatched(rule_call(rtb.blen, [x]))
         return value
 
     def per_op_loop(self, value, code, s):
@@ -337,7 +337,7 @@ class OpBatching:
         kws = gast.Dict(keys=[const(k.arg) for k in getattr(value, "keywords", [])],
                         values=[k.value for k in getattr(value, "keywords", [])])
         flags = gast.Tuple([const(self.is_b(a)) for a in args], gast.Load())
-        return _call(rtb.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
+        return rule_call(rtb.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
 
 
 def _getitem(x, index):
@@ -345,8 +345,8 @@ def _getitem(x, index):
 
 
 def _index_arg(index):
-    from .common import _index_expr
-    return _index_expr(index)
+    from .common import index_expr
+    return index_expr(index)
 
 
 def ast_text(node) -> str:
