@@ -32,6 +32,7 @@ from .. import runtime as rt
 from .. import runtime_batching as rtb
 from ..errors import UnsupportedSyntaxError
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
+from ..frontend.annotations import BATCHED, SECTION, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
 from ..rules.batch_rules import batch_kind
@@ -219,7 +220,7 @@ class BatchBuilder(OpBatching):
                 # an unbatched argument the function later reassigns to a batched value: a batched
                 # variable holds the batch from the start (each example sees the same value)
                 out.append(assign(p, rule_call(rtb.bexpand, [name(p), name(self.size)])))
-        out[0].s2s_section = "batch of examples on axis 0"
+        setanno(out[0], SECTION, "batch of examples on axis 0")
         for s in out:
             copy_loc(s, fdef)
         return out
@@ -283,7 +284,7 @@ class BatchBuilder(OpBatching):
         names = gast.Tuple([const(p) for p in params], gast.Load())
         size = assign(self.size, rule_call(rtb.batch_size, [clone(args), clone(axes), names,
                                                             const(self.spec.axis_size)]))
-        size.s2s_section = f"per-example loop over the batch: no array form for {exc.reason}{where}"
+        setanno(size, SECTION, f"per-example loop over the batch: no array form for {exc.reason}{where}")
         call = gast.Call(func=name("per_example"), args=[name("example_fn"), args, axes, out_node, name(self.size)],
                          keywords=[])
         call.s2s_fn = rtb.per_example
@@ -352,7 +353,7 @@ class BatchBuilder(OpBatching):
         return code
 
     def value_is_batched(self, value) -> bool:
-        return bool(getattr(value, "s2s_batched", False)) or (isinstance(value, gast.Name) and value.id in self.batched)
+        return bool(getanno(value, BATCHED, False)) or (isinstance(value, gast.Name) and value.id in self.batched)
 
     def setitem(self, s) -> list:
         tgt = s.targets[0]

@@ -23,6 +23,7 @@ import numpy as np
 from .. import runtime as rt
 from .. import runtime_batching as rtb
 from .. import runtime_effects as rte
+from ..frontend.annotations import BATCHED, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
@@ -70,13 +71,13 @@ class OpBatching:
     """The batched form of the right-hand sides of BatchBuilder's assignments."""
 
     def batch_value(self, value, code: list, s):
-        """The batched form of one ANF right-hand side; marks it `s2s_batched`."""
+        """The batched form of one ANF right-hand side; marks it BATCHED (frontend/annotations.py)."""
         ops = _operands(value)
         if not any(_names(o) & self.batched for o in ops):
             return value
         out = self._batch_value(value, code, s)
         if isinstance(out, gast.AST) and not (isinstance(out, gast.Name) and out.id not in self.batched):
-            out.s2s_batched = getattr(out, "s2s_batched", True)
+            setanno(out, BATCHED, getanno(out, BATCHED, True))
         return out
 
     def _batch_value(self, value, code, s):
@@ -164,7 +165,7 @@ class OpBatching:
         return value
 
     def unbatched(self, node):
-        node.s2s_batched = False
+        setanno(node, BATCHED, False)
         return node
 
     def batched_index(self, index):

@@ -39,6 +39,8 @@ from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..analysis.remat import rematerializable
 from ..analysis.saves import filter_saves, names_read, saved_candidates, strip_loops_over
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
+from ..frontend.annotations import (DEFINED_BEFORE, GRAD_OF, POPPED_TEST, SAVE_KEY, SECTION, TAPE_KEY, TRIPS,
+                                    UNSAVED, getanno, setanno)
 from ..frontend.ast_build import assign, const, copy_loc, name, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.nodes import clone, iter_nodes, mentions, names_in
@@ -221,12 +223,12 @@ class ReverseBuilder(DerivativeBuilder):
         final = copy_loc(gast.Return(value=result), ret)
         final.s2s_src = None
         for s in fwd[:1]:
-            s.s2s_section = "forward sweep"
+            setanno(s, SECTION, "forward sweep")
         first_bwd = ([s for s in seed_stmts if not isinstance(s.targets[0] if isinstance(s, gast.Assign) else None,
                                                              gast.Name) or not s.targets[0].id.endswith("_value")]
                      + bwd)[:1]
         for s in first_bwd:
-            s.s2s_section = "backward sweep"
+            setanno(s, SECTION, "backward sweep")
         args = clone(fdef.args)
         args.args = [gast.Name(p, gast.Param(), None, None) for p in extra_params] + args.args
         new = gast.FunctionDef(name=self.spec.name, args=args,
@@ -257,7 +259,7 @@ class ReverseBuilder(DerivativeBuilder):
         out: list = []
         for s in stmts:
             if isinstance(s, (gast.If, gast.For, gast.While)):     # (read by rev_if and the loops)
-                s.s2s_defined_before = set(defined)
+                setanno(s, DEFINED_BEFORE, set(defined))
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 v = s.targets[0].id
                 if v in self.saved and self.typed:
@@ -279,32 +281,34 @@ class ReverseBuilder(DerivativeBuilder):
                     raise self.write_into_alias_error(arr, s)
                 slot = gast.Subscript(name(arr), clone(tgt.slice), gast.Load())
                 old = rule_call(rt.copy_value if self.typed else np.copy, [slot])
-                s.s2s_tape_key = f"{arr}_slot{len(self.tapes)}"
-                out.append(self._mark(copy_loc(self.push(old, s.s2s_tape_key), s), arr))
+                key = f"{arr}_slot{len(self.tapes)}"
+                setanno(s, TAPE_KEY, key)
+                out.append(self._mark(copy_loc(self.push(old, key), s), arr))
                 out.append(s)
             elif isinstance(s, gast.If):
                 test = s.test.id
                 changed = test in {n.id for b in (s.body, s.orelse) for x in b for n in iter_nodes(x)
                                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-                s.s2s_popped_test = None
+                popped = None
                 if changed:
                     # Remember the branch taken; push it after the branch's own pushes
                     # so the backward sweep pops it first.
-                    s.s2s_popped_test = self.namer.fresh("cond")
-                    out.append(copy_loc(assign(s.s2s_popped_test, name(test)), s))
+                    popped = self.namer.fresh("cond")
+                    out.append(copy_loc(assign(popped, name(test)), s))
+                setanno(s, POPPED_TEST, popped)
                 d1, d2 = set(defined), set(defined)
                 new = copy_loc(gast.If(test=s.test, body=self.fwd_block(s.body, d1),
                                        orelse=self.fwd_block(s.orelse, d2)), s)
                 defined |= d1 & d2
                 out.append(new)
                 if changed:
-                    out.append(copy_loc(self.push(name(s.s2s_popped_test), s.s2s_popped_test), s))
+                    out.append(copy_loc(self.push(name(popped), popped), s))
             elif isinstance(s, gast.For):
                 tgt = s.target.id
                 if tgt in self.saved:
                     if self.typed and tgt not in defined:
                         self.unsaved_targets.add(tgt)
-                        s.s2s_unsaved = True
+                        setanno(s, UNSAVED, True)
                     else:
                         if tgt not in defined:
                             self.preinit.add(tgt)
@@ -314,7 +318,7 @@ class ReverseBuilder(DerivativeBuilder):
                                              type_comment=None), s))
             elif isinstance(s, gast.While):
                 trips = self.namer.fresh("trips")
-                s.s2s_trips = trips
+                setanno(s, TRIPS, trips)
                 out.append(copy_loc(assign(trips, const(0)), s))
                 body = [copy_loc(assign(trips, gast.BinOp(name(trips), gast.Add(), const(1))), s)]
                 body += self.fwd_block(s.body, set(defined))
@@ -325,7 +329,7 @@ class ReverseBuilder(DerivativeBuilder):
         return out
 
     def _mark(self, stmt, key: str):
-        stmt.s2s_save_key = key
+        setanno(stmt, SAVE_KEY, key)
         return stmt
 
     # ----- backward sweep -----------------------------------------------------
@@ -336,7 +340,7 @@ class ReverseBuilder(DerivativeBuilder):
             for c in code:
                 if not hasattr(c, "lineno"):
                     copy_loc(c, s)
-                c.s2s_grad_of = True
+                setanno(c, GRAD_OF, True)
             out += code
         return self._recompute(stmts, out) + out
 
@@ -355,7 +359,7 @@ class ReverseBuilder(DerivativeBuilder):
         code = []
         for s in reversed(keep):
             c = copy_loc(assign(s.targets[0].id, clone(s.value)), s)
-            c.s2s_grad_of = True
+            setanno(c, GRAD_OF, True)
             code.append(c)
         return code
 
@@ -502,7 +506,7 @@ class ReverseBuilder(DerivativeBuilder):
             self.ensure_owned(arr, state, code)
             code.append(assign(gast.Subscript(name(darr), clone(tgt.slice), gast.Store()), const(0.0)))
         restore = assign(gast.Subscript(name(arr), clone(tgt.slice), gast.Store()),
-                         self.pop(getattr(s, "s2s_tape_key", None)))
+                         self.pop(getanno(s, TAPE_KEY)))
         code.append(self._mark(copy_loc(restore, s), arr))
         return code
 
@@ -576,13 +580,14 @@ class ReverseBuilder(DerivativeBuilder):
     def rev_if(self, s, state) -> list:
         code: list = []
         test = s.test
-        if getattr(s, "s2s_popped_test", None):
-            code.append(copy_loc(assign(s.s2s_popped_test, self.pop(s.s2s_popped_test)), s))
-            test = name(s.s2s_popped_test)
+        popped = getanno(s, POPPED_TEST)
+        if popped:
+            code.append(copy_loc(assign(popped, self.pop(popped)), s))
+            test = name(popped)
         st1, st2 = dict(state), dict(state)
         b1 = self.rev_block(s.body, st1)
         b2 = self.rev_block(s.orelse, st2)
-        joined = self._join_into([(b1, st1), (b2, st2)], s.s2s_defined_before)
+        joined = self._join_into([(b1, st1), (b2, st2)], getanno(s, DEFINED_BEFORE))
         state.clear()
         state.update(joined)
         if not b1 and not b2:
@@ -595,7 +600,7 @@ class ReverseBuilder(DerivativeBuilder):
 
     def _rev_loop_body(self, s, state) -> tuple[list, list, dict]:
         """Reverse a loop body at a fixpoint of the adjoint states at its start."""
-        defined = s.s2s_defined_before
+        defined = getanno(s, DEFINED_BEFORE)
         promote: set[str] = set()   # made OWNED once before the loop, not copied every iteration
 
         def sweep(start):
@@ -625,7 +630,7 @@ class ReverseBuilder(DerivativeBuilder):
                                  orelse=[], type_comment=None), s)
         tgt = s.target.id
         if self.typed and tgt in self.saved:
-            if getattr(s, "s2s_unsaved", False):
+            if getanno(s, UNSAVED, False):
                 return pre + [loop]
             restore = self._mark(copy_loc(assign(tgt, self.pop("for_" + tgt)), s), "for:" + tgt)
             return pre + [loop, restore]
@@ -634,7 +639,7 @@ class ReverseBuilder(DerivativeBuilder):
         return pre + [loop, self._mark(copy_loc(assign(tgt, self.pop("for_" + tgt)), s), "for:" + tgt)]
 
     def rev_while(self, s, state) -> list:
-        trips = s.s2s_trips
+        trips = getanno(s, TRIPS)
         pre, body, _ = self._rev_loop_body(s, state)
         it = rule_call(builtins.range, [name(trips)])
         loop = copy_loc(gast.For(target=name(self.namer.fresh("_"), gast.Store()), iter=it,
