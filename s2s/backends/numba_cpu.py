@@ -361,13 +361,13 @@ class _Lower(gast.NodeTransformer):
         else:
             return None
         fn = resolve_call(gast.Call(func=fn_node, args=[], keywords=[]), self.namespace)
-        from ..transforms.batching_ops import _getitem
+        from ..transforms.batching_ops import getitem
 
         def example(b, zeros=False):
             ex = [(call_named("zero_example", [clone(a), const(0)]) if zeros else
                    gast.Subscript(clone(a), clone(b), gast.Load())) if f.value else clone(a)
                   for a, f in zip(args.elts, flags.elts)]
-            if fn is _getitem and len(ex) == 2 and not keywords:     # x[index] per example
+            if fn is getitem and len(ex) == 2 and not keywords:     # x[index] per example
                 return gast.Subscript(ex[0], ex[1], gast.Load())
             c = gast.Call(func=clone(fn_node), args=ex,
                           keywords=[gast.keyword(k, clone(v)) for k, v in keywords])

@@ -36,9 +36,9 @@ from ..frontend.annotations import BATCHED, SECTION, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
 from ..rules.batch_rules import batch_kind
-from .batching_ops import NoArrayForm, OpBatching, _index_arg, _names
-from .common import rule_call, expr_stmt
-from ..frontend.nodes import clone, iter_nodes
+from .batching_ops import NoArrayForm, OpBatching
+from .common import expr_stmt, index_expr, rule_call
+from ..frontend.nodes import clone, iter_nodes, names_in
 
 
 @dataclasses.dataclass
@@ -148,20 +148,20 @@ class BatchBuilder(OpBatching):
                             if ctx_batched or self.value_batched(s.value, batched):
                                 mark(t.id)
                         else:
-                            if ctx_batched or _names(s.value) & batched or _names(t.slice) & batched:
+                            if ctx_batched or names_in(s.value) & batched or names_in(t.slice) & batched:
                                 mark(t.value.id)
                     elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                         fn = getattr(s.value, "s2s_fn", None)
                         args = s.value.args
                         if fn in (rt.push, rt.add_at) and args and isinstance(args[0], gast.Name):
-                            if ctx_batched or any(_names(a) & batched for a in args[1:]):
+                            if ctx_batched or any(names_in(a) & batched for a in args[1:]):
                                 mark(args[0].id)
                     elif isinstance(s, gast.If):
                         inner = ctx_batched or s.test.id in batched
                         visit(s.body, inner)
                         visit(s.orelse, inner)
                     elif isinstance(s, gast.For):
-                        if _names(s.iter) & batched:
+                        if names_in(s.iter) & batched:
                             raise NoArrayForm("a for loop whose range depends on the batch", s)
                         visit(s.body, ctx_batched)
                     elif isinstance(s, gast.While):
@@ -179,7 +179,7 @@ class BatchBuilder(OpBatching):
                 return value.args[0].id in batched
         if isinstance(value, gast.Attribute):
             return False
-        return bool(_names(value) & batched)
+        return bool(names_in(value) & batched)
 
     # ----- entry -----------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
@@ -331,7 +331,7 @@ class BatchBuilder(OpBatching):
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             return self.effect(s)
         if isinstance(s, gast.Assert):
-            if _names(s.test) & self.batched:
+            if names_in(s.test) & self.batched:
                 return [copy_loc(gast.Assert(test=rule_call(np.all, [s.test]), msg=s.msg), s)]
             return [s]
         return [s]
@@ -360,12 +360,12 @@ class BatchBuilder(OpBatching):
         arr = tgt.value.id
         if arr not in self.batched:
             return [s]
-        if _names(tgt.slice) & self.batched:
+        if names_in(tgt.slice) & self.batched:
             raise NoArrayForm("an indexed write at a batched index", s)
         value = s.value
         code: list = []
-        if _names(tgt.slice):   # a variable index may be an array: per-example semantics at run time
-            code.append(copy_loc(expr_stmt(rule_call(rtb.bsetitem, [name(arr), _index_arg(tgt.slice), value,
+        if names_in(tgt.slice):   # a variable index may be an array: per-example semantics at run time
+            code.append(copy_loc(expr_stmt(rule_call(rtb.bsetitem, [name(arr), index_expr(tgt.slice), value,
                                                                     const(self.is_b(value))])), s))
             return code
         index = self.batched_index(clone(tgt.slice))
@@ -395,7 +395,7 @@ class BatchBuilder(OpBatching):
         if fn is rt.add_at:
             arr, index, v = call.args
             if arr.id in self.batched:
-                if _names(index) & self.batched:
+                if names_in(index) & self.batched:
                     raise NoArrayForm("an accumulation at a batched index", s)
                 return [copy_loc(expr_stmt(rule_call(rtb.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
                                                                    name(self.size)])), s)]
@@ -416,7 +416,7 @@ class BatchBuilder(OpBatching):
             # whether the examples' arrays are shared is lost in the array form (the per-example
             # loop keeps the check: in NumPy an example's `v = x; v += 1` changes x)
             raise NoArrayForm("an in-place update of an array another variable may share", s)
-        if any(_names(a) & self.batched for a in call.args):
+        if any(names_in(a) & self.batched for a in call.args):
             if fn in (builtins.print, rt.check_unshared, rt.check_element_view):   # (batched arrays share iff
                 # their examples do)
                 return [s]

@@ -27,7 +27,7 @@ from ..frontend.annotations import BATCHED, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
-from .common import BINOP_FN, UNARY_FN, rule_call
+from .common import BINOP_FN, UNARY_FN, index_expr, rule_call
 
 
 # Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
@@ -63,17 +63,13 @@ def _operands(value) -> list:
     return [value]
 
 
-def _names(node) -> set[str]:
-    return names_in(node)
-
-
 class OpBatching:
     """The batched form of the right-hand sides of BatchBuilder's assignments."""
 
     def batch_value(self, value, code: list, s):
         """The batched form of one ANF right-hand side; marks it BATCHED (frontend/annotations.py)."""
         ops = _operands(value)
-        if not any(_names(o) & self.batched for o in ops):
+        if not any(names_in(o) & self.batched for o in ops):
             return value
         out = self._batch_value(value, code, s)
         if isinstance(out, gast.AST) and not (isinstance(out, gast.Name) and out.id not in self.batched):
@@ -93,11 +89,11 @@ class OpBatching:
                 return self.unbatched(rule_call(rtb.bsize, [x]))
             return value   # dtype
         if isinstance(value, gast.Subscript):
-            if _names(value.slice) & self.batched:
+            if names_in(value.slice) & self.batched:
                 raise NoArrayForm("indexing with a batched index", s)
             base = value.value
-            if _names(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
-                return rule_call(rtb.bgetitem, [base, _index_arg(value.slice), const(True)])
+            if names_in(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
+                return rule_call(rtb.bgetitem, [base, index_expr(value.slice), const(True)])
             return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
@@ -214,8 +210,8 @@ class OpBatching:
             axis_kw[0].value = self.shift_axis(axis_kw[0].value, x)
         else:
             new.keywords.append(gast.keyword("axis", rule_call(rtb.baxis, [const(None), name(x.id)])))
-        if any(_names(a) & self.batched for a in new.args[1:]) or any(
-                _names(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
+        if any(names_in(a) & self.batched for a in new.args[1:]) or any(
+                names_in(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
             return self.per_op_loop(value, code, s)
         return new
 
@@ -229,7 +225,7 @@ class OpBatching:
         """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
         fn = value.s2s_fn
         x = value.args[0]
-        if not self.is_b(x) or any(_names(a) & self.batched for a in value.args[1:]):
+        if not self.is_b(x) or any(names_in(a) & self.batched for a in value.args[1:]):
             return self.per_op_loop(value, code, s)
         if fn is np.reshape:
             order = value.args[2] if len(value.args) > 2 else next((k.value for k in value.keywords if k.arg == "order"), None)
@@ -316,8 +312,8 @@ class OpBatching:
         """bmap(op, args, flags, size): the op applied example by example."""
         if isinstance(value, gast.Subscript):
             fn_node = name("getitem_")
-            self.nf.namespace["getitem_"] = _getitem
-            args = [value.value, _index_arg(value.slice)]
+            self.nf.namespace["getitem_"] = getitem
+            args = [value.value, index_expr(value.slice)]
         elif isinstance(value, gast.Call):
             if getattr(value, "s2s_fn", None) is rte.format_value:    # (a string per example: no array)
                 raise NoArrayForm("an f-string of values of the batch", s)
@@ -328,12 +324,12 @@ class OpBatching:
                     for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` returns a tuple of arrays of different shapes "
                                   "(no stacked form)", s)
-            if any(_names(k.value) & self.batched for k in value.keywords):
+            if any(names_in(k.value) & self.batched for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` with a batched keyword argument", s)
         else:
             raise NoArrayForm(f"`{type(value).__name__}`", s)
         for a in args:
-            if isinstance(a, (gast.Tuple, gast.List)) and _names(a) & self.batched:
+            if isinstance(a, (gast.Tuple, gast.List)) and names_in(a) & self.batched:
                 raise NoArrayForm(f"`{ast_text(fn_node)}` with a batched value inside a tuple/list argument", s)
         kws = gast.Dict(keys=[const(k.arg) for k in getattr(value, "keywords", [])],
                         values=[k.value for k in getattr(value, "keywords", [])])
@@ -341,13 +337,9 @@ class OpBatching:
         return rule_call(rtb.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
 
 
-def _getitem(x, index):
+def getitem(x, index):
+    """x[index], as the op a per-example loop (bmap) applies to each example."""
     return x[index]
-
-
-def _index_arg(index):
-    from .common import index_expr
-    return index_expr(index)
 
 
 def ast_text(node) -> str:
