@@ -25,7 +25,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 LAYERS: list[tuple[str, list[str]]] = [
     ("runtime", ["s2s.errors", "s2s.runtime", "s2s.runtime_*", "s2s.pytree", "s2s.precision",
                  "s2s.frontend", "s2s.frontend.nodes", "s2s.frontend.reads", "s2s.frontend.hooks",
-                 "s2s.frontend.ast_build",
+                 "s2s.frontend.ast_build", "s2s.frontend.annotations",
                  "s2s.analysis", "s2s.analysis.resolve", "s2s.rules", "s2s.codegen", "s2s.optimize",
                  "s2s.transforms", "s2s.backends", "s2s.transformations"]),
     ("op helpers", ["s2s.rules.*_helpers"]),

@@ -14,6 +14,7 @@ import copy
 
 import gast
 
+from ..frontend.annotations import SAVE_KEY, getanno
 from ..frontend.nodes import iter_nodes
 from ..frontend.ast_build import walk_stmts as _walk_stmts
 
@@ -50,7 +51,7 @@ def names_read(stmts) -> set[str]:
     """The names the statements read, leaving out the saves and restores (marked statements)."""
     out = set()
     for s in _walk_stmts(stmts):
-        if getattr(s, "s2s_save_key", None) is not None:
+        if getanno(s, SAVE_KEY) is not None:
             continue
         for field in ("value", "test", "iter", "targets"):
             sub = getattr(s, field, None)
@@ -70,7 +71,7 @@ def filter_saves(stmts: list, needed: set[str]) -> list:
     """The statements without the saves and restores whose mark is not in `needed`."""
     out = []
     for s in stmts:
-        key = getattr(s, "s2s_save_key", None)
+        key = getanno(s, SAVE_KEY)
         if key is not None and key not in needed:
             continue
         for field in ("body", "orelse"):

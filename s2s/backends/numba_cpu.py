@@ -35,6 +35,7 @@ from .. import runtime_batching as rtb
 from .. import runtime_effects as rte
 from .. import runtime_fused as rtf
 from ..analysis.resolve import resolve_call
+from ..frontend.annotations import EFFECT_FUNCTIONS, INNER, ROWS_ACCUMULATE, SECTION, getanno, setanno
 from ..frontend.ast_build import Namer, assign, call_named, const, copy_loc, name, namer_for
 from . import memory, numba_cache  # noqa: F401
 # importing registers the Numba overloads: every module of numba_lower/, then every family of numba_numpy/
@@ -158,7 +159,7 @@ class _Lower(gast.NodeTransformer):
         self.effect_functions: list = []     # side effects in object mode, each in a function of its own
 
     def visit_If(self, node):
-        section = str(getattr(node, "s2s_section", ""))
+        section = str(getanno(node, SECTION, ""))
         if section.startswith("fused rows"):
             # one row per iteration (transforms/fuse_rows.py): the row's scalar math stays libm's
             # (np.exp of one number: libm 0.49 ms vs the kernel 0.55 ms on case 3), the kernels
@@ -188,9 +189,9 @@ class _Lower(gast.NodeTransformer):
         if at is None:
             return body
         loop = body[at]
-        if self.target == "parallel" and not getattr(loop, "s2s_rows_accumulate", False):
+        if self.target == "parallel" and not getanno(loop, ROWS_ACCUMULATE, False):
             loop.iter.func = name("prange")
-        work = getattr(loop, "s2s_inner", loop)     # a two-deep loop's per-element body is the inner one
+        work = getanno(loop, INNER, loop)     # a two-deep loop's per-element body is the inner one
         trig = [c for c in iter_nodes(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
         if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
             return body
@@ -360,13 +361,13 @@ class _Lower(gast.NodeTransformer):
         else:
             return None
         fn = resolve_call(gast.Call(func=fn_node, args=[], keywords=[]), self.namespace)
-        from ..transforms.batching_ops import _getitem
+        from ..transforms.batching_ops import getitem
 
         def example(b, zeros=False):
             ex = [(call_named("zero_example", [clone(a), const(0)]) if zeros else
                    gast.Subscript(clone(a), clone(b), gast.Load())) if f.value else clone(a)
                   for a, f in zip(args.elts, flags.elts)]
-            if fn is _getitem and len(ex) == 2 and not keywords:     # x[index] per example
+            if fn is getitem and len(ex) == 2 and not keywords:     # x[index] per example
                 return gast.Subscript(ex[0], ex[1], gast.Load())
             c = gast.Call(func=clone(fn_node), args=ex,
                           keywords=[gast.keyword(k, clone(v)) for k, v in keywords])
@@ -525,7 +526,7 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu"
             reversed_ranges[s.targets[0].id] = clone(ranges[s.value.value.id])
     lowering = _Lower(ranges, namespace, reversed_ranges, target, namer_for(fdef, namespace))
     fdef = lowering.visit(fdef)
-    fdef.s2s_effect_functions = lowering.effect_functions     # (emitted above it: see in_object_mode)
+    setanno(fdef, EFFECT_FUNCTIONS, lowering.effect_functions)     # (emitted above it: see in_object_mode)
     return fdef
 
 

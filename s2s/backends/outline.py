@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gast
 
+from ..frontend.annotations import GRAD_OF, SECTION, SRC, getanno, hasanno, setanno
 from ..frontend.nodes import clone, iter_nodes
 from ..frontend.ast_build import Namer
 
@@ -42,7 +43,7 @@ _ALL = frozenset(["<every name: the code after is not reached>"])
 
 
 def _is_region(stmt) -> bool:
-    return isinstance(stmt, gast.If) and str(getattr(stmt, "s2s_section", "")).startswith("fused")
+    return isinstance(stmt, gast.If) and str(getanno(stmt, SECTION, "")).startswith("fused")
 
 
 def _size_statement(prev, guard) -> bool:
@@ -263,10 +264,10 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
                                                   gast.Store())], value=call, type_comment=None)
         guard = body[stop - 1]
         gast.copy_location(new, guard)
-        for attr in ("s2s_src", "s2s_grad_of"):
-            if hasattr(guard, attr):
-                setattr(new, attr, getattr(guard, attr))
-        new.s2s_section = f"{guard.s2s_section} ({kname})"
+        for key in (SRC, GRAD_OF):
+            if hasanno(guard, key):
+                setanno(new, key, getanno(guard, key))
+        setanno(new, SECTION, f"{getanno(guard, SECTION)} ({kname})")
         body[start:stop] = [new]
     made.sort(key=lambda k: k.name)
     return made

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import gast
 
+from ..frontend.annotations import GRAD_OF, SECTION, getanno
 from .cachefiles import write_atomic
 from .version import s2s_version
 
@@ -139,12 +140,12 @@ def _annotate(body: list) -> list:
     out: list = []
     last = None
     for s in body:
-        section = getattr(s, "s2s_section", None)
+        section = getanno(s, SECTION)
         if section:
             out.append(_comment(f" --- {section} ---"))
             last = None
         src = getattr(s, "s2s_src", None)
-        key = (getattr(s, "lineno", None), getattr(s, "s2s_grad_of", False), src and src.filename)
+        key = (getattr(s, "lineno", None), getanno(s, GRAD_OF, False), src and src.filename)
         if src is not None and key[0] is not None and key != last:
             text = src.line(key[0]).strip()
             if text:

@@ -23,7 +23,7 @@ import hashlib
 import types
 from typing import Any, Callable
 
-from ..frontend.reads import _attribute_chains, _attribute_reads, _names, code_fingerprint
+from ..frontend.reads import attribute_chains, attribute_reads, code_fingerprint, code_names
 
 _LIBRARIES = ("numpy", "scipy", "math", "s2s", "numba", "builtins", "cmath", "operator", "functools")
 _BUDGET = 20000          # values visited at most; a larger environment is not persisted
@@ -76,17 +76,17 @@ class _Walk:
                 parts.append(f"cell:{name}=<empty>")
         # every global its code names (reads_of leaves out those of code s2s generated: a vmap of a
         # grad reads the grad's generated function, whose globals are the user's values)
-        for name in sorted(_names(code)):
+        for name in sorted(code_names(code)):
             if name in glb:
                 parts.append(f"global:{name}=" + self.value(glb[name], 1))
         stop = _OneLevel({0})           # (helpers: walked by self.value, not by reads_of)
         cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-        for kind, root, path in sorted(_attribute_chains(code)):
+        for kind, root, path in sorted(attribute_chains(code)):
             try:
                 obj = cells[root].cell_contents if kind == "LOAD_DEREF" else glb[root]
             except (KeyError, ValueError):
                 continue
-            for _, name, value in _attribute_reads(obj, path, stop):
+            for _, name, value in attribute_reads(obj, path, stop):
                 parts.append(f"attr:{root}.{name}=" + self.value(value, 1))
         return "fn(" + ";".join(parts) + ")"
 
@@ -259,10 +259,10 @@ def _locate(fn, path: tuple, out: list, seen: set, depth: int) -> None:
     for k, d in sorted((fn.__kwdefaults__ or {}).items()):
         found(path + (("k", k),), d)
     glb = getattr(fn, "__globals__", {})
-    for name in sorted(_names(code)):
+    for name in sorted(code_names(code)):
         if name in glb and name not in cells:
             found(path + (("g", name),), glb[name])
-    for kind, root, attrs in sorted(_attribute_chains(code)):
+    for kind, root, attrs in sorted(attribute_chains(code)):
         if kind == "LOAD_DEREF":
             if root not in cells:
                 continue

@@ -17,11 +17,12 @@ from typing import Any, Callable
 _MISSING = object()
 
 
-def _names(code: types.CodeType) -> set[str]:
+def code_names(code: types.CodeType) -> set[str]:
+    """The global names the code (and code nested in it) reads."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):     # comprehensions, lambdas, nested defs
-            names |= _names(const)
+            names |= code_names(const)
     return names
 
 
@@ -44,7 +45,7 @@ def reads_of(fn: Callable, _seen: set | None = None) -> tuple:
     # code s2s generated (a wrapper, an inner transform): nobody rebinds its globals, but the user
     # functions it calls are followed; not holding its globals lets its cache entry be dropped
     generated = (getattr(fn, "__module__", None) or "").startswith("s2s_generated")
-    for name in sorted(_names(code)):
+    for name in sorted(code_names(code)):
         value = glb.get(name, _MISSING)
         if value is _MISSING or isinstance(value, types.ModuleType):
             continue
@@ -52,7 +53,7 @@ def reads_of(fn: Callable, _seen: set | None = None) -> tuple:
             out.append((glb, name, value))
         out.extend(_helper_reads(value, seen))
     cells = dict(zip(code.co_freevars, getattr(fn, "__closure__", None) or ()))
-    for kind, root, path in sorted(_attribute_chains(code)):
+    for kind, root, path in sorted(attribute_chains(code)):
         if kind == "LOAD_DEREF":
             try:
                 obj = cells[root].cell_contents
@@ -62,7 +63,7 @@ def reads_of(fn: Callable, _seen: set | None = None) -> tuple:
             obj = glb.get(root, _MISSING)
             if obj is _MISSING:
                 continue
-        out.extend(_attribute_reads(obj, path, seen))
+        out.extend(attribute_reads(obj, path, seen))
     return tuple(out)
 
 
@@ -78,7 +79,7 @@ class Attr:
 _LIBRARIES = ("numpy", "scipy", "math", "s2s", "numba", "builtins", "cmath", "operator", "functools")
 
 
-def _attribute_chains(code: types.CodeType) -> set:
+def attribute_chains(code: types.CodeType) -> set:
     """(opcode, root name, attribute path) for each `root.a.b` the code (and code nested in it)
     reads, from its bytecode: a global or closure variable followed by attribute loads."""
     import dis
@@ -95,11 +96,11 @@ def _attribute_chains(code: types.CodeType) -> set:
                 out.add((ins.opname, ins.argval, tuple(path)))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            out |= _attribute_chains(const)
+            out |= attribute_chains(const)
     return out
 
 
-def _attribute_reads(obj: Any, path: tuple, seen: set) -> list:
+def attribute_reads(obj: Any, path: tuple, seen: set) -> list:
     """(Attr(owner), name, value) along `obj.a.b...`, for owners whose attributes a user sets (their
     objects, their modules); NumPy's and s2s's modules, arrays and numbers end the walk."""
     import numpy as np

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import runtime as rt
 from ..analysis.resolve import resolve_call
+from ..frontend.annotations import GRAD_OF, getanno, setanno
 from ..frontend.nodes import iter_nodes, names_in
 from ..frontend.ast_build import assign, const, copy_loc, name
 
@@ -100,7 +101,7 @@ class _Tapes:
             new = self.rewrite_stmt(s, tapes, counts)
             for n in new or []:
                 copy_loc(n, s)
-                n.s2s_grad_of = getattr(s, "s2s_grad_of", False)
+                setanno(n, GRAD_OF, getanno(s, GRAD_OF, False))
             out += new if new is not None else [s]
         return out
 

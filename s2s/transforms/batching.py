@@ -32,12 +32,13 @@ from .. import runtime as rt
 from .. import runtime_batching as rtb
 from ..errors import UnsupportedSyntaxError
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
+from ..frontend.annotations import BATCHED, SECTION, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
 from ..rules.batch_rules import batch_kind
-from .batching_ops import NoArrayForm, OpBatching, _index_arg, _names
-from .common import _call, _expr_stmt
-from ..frontend.nodes import clone, iter_nodes
+from .batching_ops import NoArrayForm, OpBatching
+from .common import expr_stmt, index_expr, rule_call
+from ..frontend.nodes import clone, iter_nodes, names_in
 
 
 @dataclasses.dataclass
@@ -147,20 +148,20 @@ class BatchBuilder(OpBatching):
                             if ctx_batched or self.value_batched(s.value, batched):
                                 mark(t.id)
                         else:
-                            if ctx_batched or _names(s.value) & batched or _names(t.slice) & batched:
+                            if ctx_batched or names_in(s.value) & batched or names_in(t.slice) & batched:
                                 mark(t.value.id)
                     elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                         fn = getattr(s.value, "s2s_fn", None)
                         args = s.value.args
                         if fn in (rt.push, rt.add_at) and args and isinstance(args[0], gast.Name):
-                            if ctx_batched or any(_names(a) & batched for a in args[1:]):
+                            if ctx_batched or any(names_in(a) & batched for a in args[1:]):
                                 mark(args[0].id)
                     elif isinstance(s, gast.If):
                         inner = ctx_batched or s.test.id in batched
                         visit(s.body, inner)
                         visit(s.orelse, inner)
                     elif isinstance(s, gast.For):
-                        if _names(s.iter) & batched:
+                        if names_in(s.iter) & batched:
                             raise NoArrayForm("a for loop whose range depends on the batch", s)
                         visit(s.body, ctx_batched)
                     elif isinstance(s, gast.While):
@@ -178,7 +179,7 @@ class BatchBuilder(OpBatching):
                 return value.args[0].id in batched
         if isinstance(value, gast.Attribute):
             return False
-        return bool(_names(value) & batched)
+        return bool(names_in(value) & batched)
 
     # ----- entry -----------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
@@ -211,15 +212,15 @@ class BatchBuilder(OpBatching):
         names = gast.Tuple([const(p) for p in params], gast.Load())
         axes = gast.Tuple([const(a) for a in in_axes], gast.Load())
         args = gast.Tuple([name(p) for p in params], gast.Load())
-        out = [assign(self.size, _call(rtb.batch_size, [args, axes, names, const(self.spec.axis_size)]))]
+        out = [assign(self.size, rule_call(rtb.batch_size, [args, axes, names, const(self.spec.axis_size)]))]
         for p, ax in zip(params, in_axes):
             if ax is not None and ax != 0:
-                out.append(assign(p, _call(rtb.bmove, [name(p), const(ax)])))
+                out.append(assign(p, rule_call(rtb.bmove, [name(p), const(ax)])))
             elif ax is None and p in self.batched:
                 # an unbatched argument the function later reassigns to a batched value: a batched
                 # variable holds the batch from the start (each example sees the same value)
-                out.append(assign(p, _call(rtb.bexpand, [name(p), name(self.size)])))
-        out[0].s2s_section = "batch of examples on axis 0"
+                out.append(assign(p, rule_call(rtb.bexpand, [name(p), name(self.size)])))
+        setanno(out[0], SECTION, "batch of examples on axis 0")
         for s in out:
             copy_loc(s, fdef)
         return out
@@ -245,11 +246,11 @@ class BatchBuilder(OpBatching):
                     raise self.error(UnsupportedSyntaxError,
                                      "vmap: out_axes=None, but this output varies across the batch", ret,
                                      "use out_axes=0, or return a value that does not depend on batched inputs")
-                return _call(rtb.bout, [node, const(ax)]) if ax != 0 else node
+                return rule_call(rtb.bout, [node, const(ax)]) if ax != 0 else node
             if ax is None:
                 return node
-            return _call(rtb.bexpand, [node, name(self.size)]) if ax == 0 else \
-                _call(rtb.bout, [_call(rtb.bexpand, [node, name(self.size)]), const(ax)])
+            return rule_call(rtb.bexpand, [node, name(self.size)]) if ax == 0 else \
+                rule_call(rtb.bout, [rule_call(rtb.bexpand, [node, name(self.size)]), const(ax)])
         if isinstance(value, gast.Dict):
             if isinstance(out_axes, (tuple, list)):
                 raise self.error(UnsupportedSyntaxError, "vmap: out_axes for a dict output must be an int or None", ret)
@@ -281,9 +282,9 @@ class BatchBuilder(OpBatching):
         out_node = gast.Tuple([const(a) for a in out_axes], gast.Load()) if isinstance(out_axes, (tuple, list)) \
             else const(out_axes)
         names = gast.Tuple([const(p) for p in params], gast.Load())
-        size = assign(self.size, _call(rtb.batch_size, [clone(args), clone(axes), names,
-                                                       const(self.spec.axis_size)]))
-        size.s2s_section = f"per-example loop over the batch: no array form for {exc.reason}{where}"
+        size = assign(self.size, rule_call(rtb.batch_size, [clone(args), clone(axes), names,
+                                                            const(self.spec.axis_size)]))
+        setanno(size, SECTION, f"per-example loop over the batch: no array form for {exc.reason}{where}")
         call = gast.Call(func=name("per_example"), args=[name("example_fn"), args, axes, out_node, name(self.size)],
                          keywords=[])
         call.s2s_fn = rtb.per_example
@@ -330,8 +331,8 @@ class BatchBuilder(OpBatching):
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             return self.effect(s)
         if isinstance(s, gast.Assert):
-            if _names(s.test) & self.batched:
-                return [copy_loc(gast.Assert(test=_call(np.all, [s.test]), msg=s.msg), s)]
+            if names_in(s.test) & self.batched:
+                return [copy_loc(gast.Assert(test=rule_call(np.all, [s.test]), msg=s.msg), s)]
             return [s]
         return [s]
 
@@ -347,25 +348,25 @@ class BatchBuilder(OpBatching):
         if v in self.batched and not self.value_is_batched(value) and not is_stack:
             if v in self.shared_written:
                 raise NoArrayForm("an indexed write into an array another variable may hold", s)
-            value = _call(rtb.bexpand, [value, name(self.size)])
+            value = rule_call(rtb.bexpand, [value, name(self.size)])
         code.append(copy_loc(assign(v, value), s))
         return code
 
     def value_is_batched(self, value) -> bool:
-        return bool(getattr(value, "s2s_batched", False)) or (isinstance(value, gast.Name) and value.id in self.batched)
+        return bool(getanno(value, BATCHED, False)) or (isinstance(value, gast.Name) and value.id in self.batched)
 
     def setitem(self, s) -> list:
         tgt = s.targets[0]
         arr = tgt.value.id
         if arr not in self.batched:
             return [s]
-        if _names(tgt.slice) & self.batched:
+        if names_in(tgt.slice) & self.batched:
             raise NoArrayForm("an indexed write at a batched index", s)
         value = s.value
         code: list = []
-        if _names(tgt.slice):   # a variable index may be an array: per-example semantics at run time
-            code.append(copy_loc(_expr_stmt(_call(rtb.bsetitem, [name(arr), _index_arg(tgt.slice), value,
-                                                                const(self.is_b(value))])), s))
+        if names_in(tgt.slice):   # a variable index may be an array: per-example semantics at run time
+            code.append(copy_loc(expr_stmt(rule_call(rtb.bsetitem, [name(arr), index_expr(tgt.slice), value,
+                                                                    const(self.is_b(value))])), s))
             return code
         index = self.batched_index(clone(tgt.slice))
         if self.is_b(value):
@@ -373,8 +374,8 @@ class BatchBuilder(OpBatching):
             slot = self.namer.fresh("slot")
             code.append(copy_loc(assign(slot, gast.Subscript(name(arr), clone(index), gast.Load())), s))
             aligned = self.namer.fresh(value.id + "_b")
-            code.append(copy_loc(assign(aligned, _call(rtb.balign, [value, gast.Tuple([name(slot)], gast.Load()),
-                                                                   gast.Tuple([const(True)], gast.Load())])), s))
+            code.append(copy_loc(assign(aligned, rule_call(rtb.balign, [value, gast.Tuple([name(slot)], gast.Load()),
+                                                                        gast.Tuple([const(True)], gast.Load())])), s))
             value = name(aligned)
         new = assign(gast.Subscript(name(arr), index, gast.Store()), value)
         code.append(copy_loc(new, s))
@@ -388,16 +389,16 @@ class BatchBuilder(OpBatching):
             unpaired = st.id in self.matched and not (isinstance(v, gast.Name) and v.id not in self.unpaired[st.id])
             if st.id in self.batched and not self.is_b(v) and (st.id not in self.matched or unpaired):
                 # (on a matched tape the pop gives a paired value back to an unbatched variable as it is)
-                value = _call(rtb.bexpand, [v, name(self.size)])
-                return [copy_loc(_expr_stmt(_call(rt.push, [st, value])), s)]
+                value = rule_call(rtb.bexpand, [v, name(self.size)])
+                return [copy_loc(expr_stmt(rule_call(rt.push, [st, value])), s)]
             return [s]
         if fn is rt.add_at:
             arr, index, v = call.args
             if arr.id in self.batched:
-                if _names(index) & self.batched:
+                if names_in(index) & self.batched:
                     raise NoArrayForm("an accumulation at a batched index", s)
-                return [copy_loc(_expr_stmt(_call(rtb.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
-                                                               name(self.size)])), s)]
+                return [copy_loc(expr_stmt(rule_call(rtb.badd_at, [arr, index, v, const(True), const(self.is_b(v)),
+                                                                   name(self.size)])), s)]
             return [s]
         if fn is rt.check_element_view and self.is_b(call.args[0]) and self.is_b(call.args[1]) and not any(
                 isinstance(a, gast.Name) and a.id in self.merged for a in call.args[:2]):
@@ -407,15 +408,15 @@ class BatchBuilder(OpBatching):
             for a in call.args[:2]:
                 first = self.namer.fresh(a.id + "_0")
                 firsts.append(assign(first, gast.Subscript(name(a.id), const(0), gast.Load()), s))
-            check = _call(rt.check_element_view, [name(f.targets[0].id) for f in firsts] + list(call.args[2:]))
-            return firsts + [copy_loc(_expr_stmt(check), s)]
+            check = rule_call(rt.check_element_view, [name(f.targets[0].id) for f in firsts] + list(call.args[2:]))
+            return firsts + [copy_loc(expr_stmt(check), s)]
         if fn in (rt.check_unshared, rt.check_element_view) and (self.is_b(call.args[0]) != self.is_b(call.args[1]) or any(
                 isinstance(a, gast.Name) and a.id in self.merged for a in call.args[:2])):
             # one of the two became a batched copy, or a value picked per example from two branches:
             # whether the examples' arrays are shared is lost in the array form (the per-example
             # loop keeps the check: in NumPy an example's `v = x; v += 1` changes x)
             raise NoArrayForm("an in-place update of an array another variable may share", s)
-        if any(_names(a) & self.batched for a in call.args):
+        if any(names_in(a) & self.batched for a in call.args):
             if fn in (builtins.print, rt.check_unshared, rt.check_element_view):   # (batched arrays share iff
                 # their examples do)
                 return [s]
@@ -486,12 +487,12 @@ class BatchBuilder(OpBatching):
             merged = self.namer.fresh(v + "_sel")
             if cond in self.batched:
                 mask = self.namer.fresh("c_b")
-                code.append(copy_loc(assign(mask, _call(rtb.balign, [
+                code.append(copy_loc(assign(mask, rule_call(rtb.balign, [
                     name(cond), gast.Tuple([name(a), name(b)], gast.Load()),
                     gast.Tuple([const(a in self.batched), const(b in self.batched)], gast.Load())])), s))
             else:
                 mask = cond
-            code.append(copy_loc(assign(merged, _call(np.where, [name(mask), name(a), name(b)])), s))
+            code.append(copy_loc(assign(merged, rule_call(np.where, [name(mask), name(a), name(b)])), s))
             if cond in self.batched:
                 self.merged.add(v)
             if v in self.batched or a in self.batched or b in self.batched:
@@ -526,7 +527,7 @@ class BatchBuilder(OpBatching):
                 # the recomputed condition: keep examples that already stopped stopped
                 inner = self.block([st])
                 body += inner
-                body.append(copy_loc(assign(active, _call(np.logical_and, [name(active), name(cond)])), st))
+                body.append(copy_loc(assign(active, rule_call(np.logical_and, [name(active), name(cond)])), st))
                 continue
             for c in self.block([st]):
                 if isinstance(c, gast.Assign) and isinstance(c.targets[0], gast.Name) and c.targets[0].id in self.batched \
@@ -537,15 +538,15 @@ class BatchBuilder(OpBatching):
                     c.targets[0].id = tmp
                     body.append(c)
                     mask = self.namer.fresh("mask")
-                    body.append(copy_loc(assign(mask, _call(rtb.balign, [
+                    body.append(copy_loc(assign(mask, rule_call(rtb.balign, [
                         name(active), gast.Tuple([name(tmp)], gast.Load()), gast.Tuple([const(True)], gast.Load())])), st))
-                    body.append(copy_loc(assign(v, _call(np.where, [name(mask), name(tmp), name(v)])), st))
+                    body.append(copy_loc(assign(v, rule_call(np.where, [name(mask), name(tmp), name(v)])), st))
                     self.merged.add(v)
                 else:
                     body.append(c)
         anyc = self.namer.fresh("any_running")
-        code.append(copy_loc(assign(anyc, _call(np.any, [name(active)])), s))
-        body.append(copy_loc(assign(anyc, _call(np.any, [name(active)])), s))
+        code.append(copy_loc(assign(anyc, rule_call(np.any, [name(active)])), s))
+        body.append(copy_loc(assign(anyc, rule_call(np.any, [name(active)])), s))
         code.append(copy_loc(gast.While(test=name(anyc), body=body, orelse=[]), s))
         return code
 

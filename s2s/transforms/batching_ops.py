@@ -23,10 +23,11 @@ import numpy as np
 from .. import runtime as rt
 from .. import runtime_batching as rtb
 from .. import runtime_effects as rte
+from ..frontend.annotations import BATCHED, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
-from .common import BINOP_FN, UNARY_FN, _call
+from .common import BINOP_FN, UNARY_FN, index_expr, rule_call
 
 
 # Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
@@ -62,21 +63,17 @@ def _operands(value) -> list:
     return [value]
 
 
-def _names(node) -> set[str]:
-    return names_in(node)
-
-
 class OpBatching:
     """The batched form of the right-hand sides of BatchBuilder's assignments."""
 
     def batch_value(self, value, code: list, s):
-        """The batched form of one ANF right-hand side; marks it `s2s_batched`."""
+        """The batched form of one ANF right-hand side; marks it BATCHED (frontend/annotations.py)."""
         ops = _operands(value)
-        if not any(_names(o) & self.batched for o in ops):
+        if not any(names_in(o) & self.batched for o in ops):
             return value
         out = self._batch_value(value, code, s)
         if isinstance(out, gast.AST) and not (isinstance(out, gast.Name) and out.id not in self.batched):
-            out.s2s_batched = getattr(out, "s2s_batched", True)
+            setanno(out, BATCHED, getanno(out, BATCHED, True))
         return out
 
     def _batch_value(self, value, code, s):
@@ -85,18 +82,18 @@ class OpBatching:
         if isinstance(value, gast.Attribute):
             x = value.value
             if value.attr == "shape":
-                return self.unbatched(_call(rtb.bshape, [x]))
+                return self.unbatched(rule_call(rtb.bshape, [x]))
             if value.attr == "ndim":
-                return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
+                return self.unbatched(gast.BinOp(rule_call(np.ndim, [x]), gast.Sub(), const(1)))
             if value.attr == "size":
-                return self.unbatched(_call(rtb.bsize, [x]))
+                return self.unbatched(rule_call(rtb.bsize, [x]))
             return value   # dtype
         if isinstance(value, gast.Subscript):
-            if _names(value.slice) & self.batched:
+            if names_in(value.slice) & self.batched:
                 raise NoArrayForm("indexing with a batched index", s)
             base = value.value
-            if _names(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
-                return _call(rtb.bgetitem, [base, _index_arg(value.slice), const(True)])
+            if names_in(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
+                return rule_call(rtb.bgetitem, [base, index_expr(value.slice), const(True)])
             return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
@@ -114,7 +111,7 @@ class OpBatching:
             if kind == "matmul":
                 if fn is np.dot:
                     a, b = value.args[0], value.args[1]
-                    return _call(rtb.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
+                    return rule_call(rtb.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
                 return self.matmul(value.args[0], value.args[1])
             if kind == "axis_args":
                 return self.axis_args(value, code, s)
@@ -122,9 +119,9 @@ class OpBatching:
                 # the cotangent of a per-example product: per example (keep=True), no shape dispatch left
                 g, a, b = value.args
                 if not self.is_b(g):
-                    g = _call(rtb.bexpand, [g, name(self.size)])
+                    g = rule_call(rtb.bexpand, [g, name(self.size)])
                 helper = rtb.bmatmul_vjp_a if kind == "matmul_vjp_a" else rtb.bmatmul_vjp_b
-                return _call(helper, [g, a, b, const(self.is_b(a)), const(self.is_b(b)), const(True)])
+                return rule_call(helper, [g, a, b, const(self.is_b(a)), const(self.is_b(b)), const(True)])
             if kind == "shape_query":
                 return self.shape_query(value)
             if kind == "shape_fn":
@@ -132,28 +129,28 @@ class OpBatching:
             if kind == "same":      # per-example semantics unchanged on (B, ...) arrays
                 return value
             if kind == "seed":
-                return self.unbatched(_call(rtb.bseed, value.args))
+                return self.unbatched(rule_call(rtb.bseed, value.args))
             if kind == "unbroadcast":
                 g, x = value.args
-                return _call(rtb.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
+                return rule_call(rtb.bunbroadcast, [g, x, const(self.is_b(g)), const(self.is_b(x))])
             if kind == "broadcast_like":
                 g, x = value.args
-                return _call(rtb.bbroadcast_like, [g, x, const(self.is_b(g)), const(self.is_b(x))])
+                return rule_call(rtb.bbroadcast_like, [g, x, const(self.is_b(g)), const(self.is_b(x))])
             if kind == "expand_reduced":
                 args = list(value.args) + [const(None), const(False)][len(value.args) - 2:]
                 g, x, axis, keepdims = args[:4]
-                return _call(rtb.bexpand_reduced, [g, x, axis, keepdims, const(self.is_b(g)), const(self.is_b(x))])
+                return rule_call(rtb.bexpand_reduced, [g, x, axis, keepdims, const(self.is_b(g)), const(self.is_b(x))])
 
             if kind == "reduced_size":
                 x = value.args[0]
                 axis = value.args[1] if len(value.args) > 1 else const(None)
-                return self.unbatched(_call(rtb.breduced_size, [x, axis, const(self.is_b(x))]))
+                return self.unbatched(rule_call(rtb.breduced_size, [x, axis, const(self.is_b(x))]))
             if fn is rt.pop:
                 return value
             if fn is rt.restore:      # compiled code's typed tape (one per variable): the value before
                 st, current = value.args
                 if self.is_b(st) and not self.is_b(current):
-                    return _call(rt.restore, [st, _call(rtb.bexpand, [current, name(self.size)])])
+                    return rule_call(rt.restore, [st, rule_call(rtb.bexpand, [current, name(self.size)])])
                 if self.is_b(current) and not self.is_b(st):
                     raise NoArrayForm("a saved value restored from a tape of unbatched values into a batched "
                                       "variable", s)
@@ -164,7 +161,7 @@ class OpBatching:
         return value
 
     def unbatched(self, node):
-        node.s2s_batched = False
+        setanno(node, BATCHED, False)
         return node
 
     def batched_index(self, index):
@@ -184,7 +181,7 @@ class OpBatching:
                     if not others:
                         continue
                     aligned = self.namer.fresh(o.id + "_b")
-                    code.append(copy_loc(assign(aligned, _call(rtb.balign, [
+                    code.append(copy_loc(assign(aligned, rule_call(rtb.balign, [
                         name(o.id), gast.Tuple([name(p.id) for p in others], gast.Load()),
                         gast.Tuple([const(p.id in self.batched) for p in others], gast.Load())])), s))
                     mapping[o.id] = aligned
@@ -206,15 +203,15 @@ class OpBatching:
         axis_node = new.args[1] if len(new.args) > 1 else (axis_kw[0].value if axis_kw else const(None))
         if value.s2s_fn in (np.argmax, np.argmin) and isinstance(axis_node, gast.Constant) and axis_node.value is None:
             # argmax over all of an example: flatten each example, then per-row argmax
-            return _call(value.s2s_fn, [_call(rtb.bflatten, [name(x.id)])], {"axis": const(1)})
+            return rule_call(value.s2s_fn, [rule_call(rtb.bflatten, [name(x.id)])], {"axis": const(1)})
         if len(new.args) > 1:
             new.args[1] = self.shift_axis(new.args[1], x)
         elif axis_kw:
             axis_kw[0].value = self.shift_axis(axis_kw[0].value, x)
         else:
-            new.keywords.append(gast.keyword("axis", _call(rtb.baxis, [const(None), name(x.id)])))
-        if any(_names(a) & self.batched for a in new.args[1:]) or any(
-                _names(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
+            new.keywords.append(gast.keyword("axis", rule_call(rtb.baxis, [const(None), name(x.id)])))
+        if any(names_in(a) & self.batched for a in new.args[1:]) or any(
+                names_in(k.value) & self.batched for k in new.keywords if k.arg != "axis"):
             return self.per_op_loop(value, code, s)
         return new
 
@@ -228,18 +225,18 @@ class OpBatching:
         """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
         fn = value.s2s_fn
         x = value.args[0]
-        if not self.is_b(x) or any(_names(a) & self.batched for a in value.args[1:]):
+        if not self.is_b(x) or any(names_in(a) & self.batched for a in value.args[1:]):
             return self.per_op_loop(value, code, s)
         if fn is np.reshape:
             order = value.args[2] if len(value.args) > 2 else next((k.value for k in value.keywords if k.arg == "order"), None)
             if order is not None and not (isinstance(order, gast.Constant) and order.value == "C"):
                 return self.per_op_loop(value, code, s)     # breshape reshapes each example in C order
             shape = value.args[1] if len(value.args) > 1 else next(k.value for k in value.keywords if k.arg in ("shape", "newshape"))
-            return _call(rtb.breshape, [x, shape])
+            return rule_call(rtb.breshape, [x, shape])
         if fn is np.transpose:
             axes = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "axes"),
                                                                   const(None))
-            return _call(rtb.btranspose, [x, axes])
+            return rule_call(rtb.btranspose, [x, axes])
         import inspect as _inspect
         try:
             params = list(_inspect.signature(fn).parameters)
@@ -275,10 +272,10 @@ class OpBatching:
     def shift_axis(self, axis, x):
         if isinstance(axis, gast.Constant) and isinstance(axis.value, int) and axis.value >= 0:
             return const(axis.value + 1)
-        return _call(rtb.baxis, [axis, name(x.id)])
+        return rule_call(rtb.baxis, [axis, name(x.id)])
 
     def matmul(self, a, b):
-        return _call(rtb.bmatmul, [a, b, const(self.is_b(a)), const(self.is_b(b))])
+        return rule_call(rtb.bmatmul, [a, b, const(self.is_b(a)), const(self.is_b(b))])
 
     def on_first_example(self, value):
         """Static facts about shapes (axes, sizes) are the same for every example: read them off the first."""
@@ -302,21 +299,21 @@ class OpBatching:
         if not self.is_b(x):
             return value
         if fn is np.shape:
-            return self.unbatched(_call(rtb.bshape, [x]))
+            return self.unbatched(rule_call(rtb.bshape, [x]))
         if fn is np.ndim:
-            return self.unbatched(gast.BinOp(_call(np.ndim, [x]), gast.Sub(), const(1)))
+            return self.unbatched(gast.BinOp(rule_call(np.ndim, [x]), gast.Sub(), const(1)))
         if fn is np.size:
-            return self.unbatched(_call(rtb.bsize, [x]))
+            return self.unbatched(rule_call(rtb.bsize, [x]))
         if fn is builtins.len:
-            return self.unbatched(_call(rtb.blen, [x]))
+            return self.unbatched(rule_call(rtb.blen, [x]))
         return value
 
     def per_op_loop(self, value, code, s):
         """bmap(op, args, flags, size): the op applied example by example."""
         if isinstance(value, gast.Subscript):
             fn_node = name("getitem_")
-            self.nf.namespace["getitem_"] = _getitem
-            args = [value.value, _index_arg(value.slice)]
+            self.nf.namespace["getitem_"] = getitem
+            args = [value.value, index_expr(value.slice)]
         elif isinstance(value, gast.Call):
             if getattr(value, "s2s_fn", None) is rte.format_value:    # (a string per example: no array)
                 raise NoArrayForm("an f-string of values of the batch", s)
@@ -327,26 +324,22 @@ class OpBatching:
                     for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` returns a tuple of arrays of different shapes "
                                   "(no stacked form)", s)
-            if any(_names(k.value) & self.batched for k in value.keywords):
+            if any(names_in(k.value) & self.batched for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` with a batched keyword argument", s)
         else:
             raise NoArrayForm(f"`{type(value).__name__}`", s)
         for a in args:
-            if isinstance(a, (gast.Tuple, gast.List)) and _names(a) & self.batched:
+            if isinstance(a, (gast.Tuple, gast.List)) and names_in(a) & self.batched:
                 raise NoArrayForm(f"`{ast_text(fn_node)}` with a batched value inside a tuple/list argument", s)
         kws = gast.Dict(keys=[const(k.arg) for k in getattr(value, "keywords", [])],
                         values=[k.value for k in getattr(value, "keywords", [])])
         flags = gast.Tuple([const(self.is_b(a)) for a in args], gast.Load())
-        return _call(rtb.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
+        return rule_call(rtb.bmap, [fn_node, gast.Tuple(args, gast.Load()), flags, name(self.size), kws])
 
 
-def _getitem(x, index):
+def getitem(x, index):
+    """x[index], as the op a per-example loop (bmap) applies to each example."""
     return x[index]
-
-
-def _index_arg(index):
-    from .common import _index_expr
-    return _index_expr(index)
 
 
 def ast_text(node) -> str:

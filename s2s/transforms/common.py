@@ -7,9 +7,9 @@ right-hand side, the symbolic states of derivatives, and the calls they emit.
 - ZERO, OWNED, SHARED, MAYBE: the state of an adjoint (reverse mode) or tangent (forward mode):
   nothing flowed into it yet (no code), an array only it refers to (safe to update in place), a
   value that may alias another, a materialized scalar 0.0 that may have to become an array;
-  _join meets two states at a control-flow join, make_owned emits what makes one OWNED.
-- _same_shape_as: whether an elementwise op's cotangent needs no unbroadcast.
-- _call, _expr_stmt, _index_expr, _rename: calls spelled by their rule's name (so the emitted
+  join_states meets two states at a control-flow join, make_owned emits what makes one OWNED.
+- same_shape_as: whether an elementwise op's cotangent needs no unbroadcast.
+- rule_call, expr_stmt, index_expr, renamed: calls spelled by their rule's name (so the emitted
   code can be transformed again), call statements, indices as call arguments, renamed copies.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ BINOP_FN: dict[type, Any] = {
 UNARY_FN: dict[type, Any] = {gast.USub: np.negative, gast.UAdd: np.positive}
 
 
-def _join(a: str, b: str) -> str:
+def join_states(a: str, b: str) -> str:
     if a == b:
         return a
     if MAYBE in (a, b):
@@ -44,7 +44,7 @@ def _join(a: str, b: str) -> str:
     return SHARED
 
 
-_MISSING_RULE = {
+MISSING_RULE = {
     "adjoint": ("reverse-mode", "register one with @s2s.custom_vjp or s2s.adjoint, or use an op s2s knows"),
     "tangent": ("forward-mode", "register one with @s2s.custom_jvp or s2s.tangent, or use an op s2s knows"),
 }
@@ -80,7 +80,7 @@ def op_rule(builder, value, s, which: str):
                             "wrap its arguments in s2s.stop_gradient(...) if no gradient is wanted")
     if rule is None or (getattr(rule, which) is None and not rule.nondiff):
         opname = rule.name if rule else type(getattr(value, "op", value)).__name__
-        mode, hint = _MISSING_RULE[which]
+        mode, hint = MISSING_RULE[which]
         raise builder.error(NoRuleError, f"s2s has no {mode} rule for `{opname}`", s, hint)
     if rule.nondiff:
         return None
@@ -92,11 +92,11 @@ def make_owned(deriv: str, var: str, state: dict, code: list) -> None:
     updated in place: zeros if it is symbolic, a copy if it may alias, an array if a scalar 0."""
     st = state.get(var, ZERO)
     if st == ZERO:
-        code.append(assign(deriv, _call(rt.zeros_like, [name(var)])))
+        code.append(assign(deriv, rule_call(rt.zeros_like, [name(var)])))
     elif st == SHARED:
-        code.append(assign(deriv, _call(rt.copy_value, [name(deriv)])))
+        code.append(assign(deriv, rule_call(rt.copy_value, [name(deriv)])))
     elif st == MAYBE:
-        code.append(assign(deriv, gast.BinOp(name(deriv), gast.Add(), _call(rt.zeros_like, [name(var)]))))
+        code.append(assign(deriv, gast.BinOp(name(deriv), gast.Add(), rule_call(rt.zeros_like, [name(var)]))))
     state[var] = OWNED
 
 
@@ -135,14 +135,14 @@ def copy_written_arguments(fdef: gast.FunctionDef, namespace: dict) -> None:
             for n in iter_nodes(gast.Module(body=fdef.body, type_ignores=[])):
                 if isinstance(n, gast.Name) and n.id == p:
                     n.id = copy
-            copies.append(assign(copy, _call(np.copy, [name(p)])))
+            copies.append(assign(copy, rule_call(np.copy, [name(p)])))
     for st in copies:
         if fdef.body:
             gast.copy_location(st, fdef.body[0])
     fdef.body[:0] = copies
 
 
-def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
+def rule_call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
     """A call of `fn` spelled by its rule (or, for a plain helper of s2s.runtime, by its name)."""
     rule = lookup(fn)
     spelling = rule.name if rule is not None else fn.__name__
@@ -152,7 +152,7 @@ def _call(fn: Any, args: list, kws: dict | None = None) -> gast.Call:
     return call
 
 
-def _same_shape_as(var: str, operands: list) -> bool:
+def same_shape_as(var: str, operands: list) -> bool:
     """An elementwise op's result has `var`'s shape when every other argument is a literal (a
     number, a flag: no shape of its own) or `var` itself (`x * 0.5`, `x * x`, `np.clip(x, 0.0, 1.0)`):
     its cotangent needs no unbroadcast, and the backward sweep no saved value to read a shape from
@@ -161,11 +161,11 @@ def _same_shape_as(var: str, operands: list) -> bool:
                and not isinstance(n.value, complex) for n in operands)   # (x * 1j: the real part is x's)
 
 
-def _expr_stmt(call) -> gast.Expr:
+def expr_stmt(call) -> gast.Expr:
     return gast.Expr(value=call)
 
 
-def _index_expr(index):
+def index_expr(index):
     """An index node as an expression usable as a call argument (slices -> slice())."""
     if isinstance(index, gast.Slice):
         parts = [p if p is not None else const(None) for p in (index.lower, index.upper, index.step)]
@@ -173,11 +173,11 @@ def _index_expr(index):
         call.s2s_fn = builtins.slice
         return call
     if isinstance(index, gast.Tuple):
-        return gast.Tuple([_index_expr(e) for e in index.elts], gast.Load())
+        return gast.Tuple([index_expr(e) for e in index.elts], gast.Load())
     return clone(index)
 
 
-def _rename(node, mapping: dict[str, str]):
+def renamed(node, mapping: dict[str, str]):
     if node is None:
         return None
     node = clone(node)

@@ -19,13 +19,11 @@ import gast
 from .. import runtime as rt
 from .. import runtime_batching as rtb
 from ..analysis.activity import varied
-from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..rules.table import lookup
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
-from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
+from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.normalize import NormalizedFunction
-from .common import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _join, copy_written_arguments, make_owned,
-                     op_rule)
+from .common import MAYBE, OWNED, SHARED, ZERO, copy_written_arguments, expr_stmt, join_states, op_rule, rule_call
+from .derivative_core import DerivativeBuilder
 from ..frontend.nodes import clone, iter_nodes
 
 _ZERO_ID = "__s2s_zero_tangent__"
@@ -105,25 +103,18 @@ class _Simplify:
         return node
 
 
-class ForwardBuilder:
+class ForwardBuilder(DerivativeBuilder):
+    which = "tangent"
+    deriv_word = "derivative"
+
     def __init__(self, nf: NormalizedFunction, spec: ForwardSpec):
-        self.nf = nf
+        super().__init__(nf)
         self.spec = spec
-        self.src = nf.source
-        self.namer = namer_for(nf.node, nf.namespace)
-        self.tan_names: dict[str, str] = {}
-        self.stack_vars = {s.targets[0].id for s in _walk_stmts(nf.node.body)
-                           if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                           and getattr(s.value, "s2s_fn", None) is rt.stack}
 
-    def error(self, cls, msg, node, hint=None):
-        src = getattr(node, "s2s_src", None) or self.src
-        return src.error(cls, msg, node, hint)
+    def spell_deriv(self, var: str) -> str:
+        return var + "_dot"
 
-    def tan(self, var: str) -> str:
-        if var not in self.tan_names:
-            self.tan_names[var] = self.namer.fresh(var + "_dot")
-        return self.tan_names[var]
+    tan = DerivativeBuilder.deriv      # (forward mode's derivative is the tangent)
 
     # ----- entry ------------------------------------------------------------
     def build(self) -> gast.FunctionDef:
@@ -134,11 +125,7 @@ class ForwardBuilder:
         self.fresh_arrays = fresh_arrays(body)
         for st, var, arr in alias_conflicts(body, read_after=True):
             if var in self.active or arr in self.active:      # (as reverse mode refuses it)
-                raise self.error(
-                    UnsupportedSyntaxError,
-                    f"`{var}` refers to (a view of) `{arr}`, which is written into later; "
-                    f"s2s cannot differentiate through that aliasing", st,
-                    f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
+                raise self.aliasing_error(st, var, arr)
         # Tape stacks: every push/pop of a varied stack is mirrored on its tangent stack.
         state: dict[str, str] = {p: SHARED for p in self.spec.wrt}
         for p in self.spec.wrt:
@@ -170,11 +157,11 @@ class ForwardBuilder:
             st = state.get(node.id, ZERO)
             t = self.tan(node.id)
             if st == ZERO:
-                code.append(assign(t, _call(rt.zeros_like, [name(node.id)])))
+                code.append(assign(t, rule_call(rt.zeros_like, [name(node.id)])))
             elif st == MAYBE:
-                code.append(assign(t, gast.BinOp(name(t), gast.Add(), _call(rt.zeros_like, [name(node.id)]))))
+                code.append(assign(t, gast.BinOp(name(t), gast.Add(), rule_call(rt.zeros_like, [name(node.id)]))))
             return name(t)
-        return _call(rt.zeros_like, [clone(node)])
+        return rule_call(rt.zeros_like, [clone(node)])
 
     # ----- statements ---------------------------------------------------------
     def block(self, stmts: list, state: dict, defined: set[str]) -> list:
@@ -207,9 +194,6 @@ class ForwardBuilder:
         code.append(assign(self.tan(v), expr))
         state[v] = kind
 
-    def ensure_owned(self, var: str, state, code: list) -> None:
-        make_owned(self.tan(var), var, state, code)
-
     def ensure_array(self, var: str, state, code: list) -> None:
         if state.get(var) == MAYBE:
             self.ensure_owned(var, state, code)
@@ -217,7 +201,7 @@ class ForwardBuilder:
     def tangent_or_zero(self, var: str, state, code: list):
         """The tangent of var as an expression (materializing zeros)."""
         if state.get(var, ZERO) == ZERO:
-            return _call(rt.zeros_like, [name(var)])
+            return rule_call(rt.zeros_like, [name(var)])
         return name(self.tan(var))
 
     def tangent_of(self, v: str, value, s, state) -> list:
@@ -225,14 +209,14 @@ class ForwardBuilder:
         fn = getattr(value, "s2s_fn", None)
         if fn is rt.stack:
             if v in self.active:
-                self.set_tangent(v, _call(rt.stack, []), state, code, OWNED)
+                self.set_tangent(v, rule_call(rt.stack, []), state, code, OWNED)
             else:
                 state[v] = ZERO
             return code
         if fn is rt.pop:
             st = value.args[0].id
             if st in self.active:
-                self.set_tangent(v, _call(rt.pop, [name(self.tan(st))]), state, code)
+                self.set_tangent(v, rule_call(rt.pop, [name(self.tan(st))]), state, code)
             else:
                 state[v] = ZERO
             return code
@@ -240,7 +224,7 @@ class ForwardBuilder:
             st, cur = value.args
             if st.id in self.active:
                 t_cur = self.tangent_or_zero(cur.id, state, code) if isinstance(cur, gast.Name) else const(0.0)
-                self.set_tangent(v, _call(rt.restore, [name(self.tan(st.id)), t_cur]), state, code)
+                self.set_tangent(v, rule_call(rt.restore, [name(self.tan(st.id)), t_cur]), state, code)
             else:
                 state[v] = ZERO
             return code
@@ -259,9 +243,7 @@ class ForwardBuilder:
         if isinstance(value, gast.Subscript):
             base = value.value.id
             if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(value.slice)):
-                raise self.error(NonDifferentiableError, "s2s does not differentiate through an index: the value "
-                                 "used as an index here depends on a differentiated input", s,
-                                 "index with integers or masks; for np.r_-like objects, use np.concatenate")
+                raise self.index_error(s)
             if state.get(base, ZERO) != ZERO:
                 self.ensure_array(base, state, code)
                 self.set_tangent(v, gast.Subscript(name(self.tan(base)), clone(value.slice), gast.Load()),
@@ -275,8 +257,8 @@ class ForwardBuilder:
                 state[v] = ZERO
                 return code
             tangents = [self.tangent_or_zero(o.id, state, code) if isinstance(o, gast.Name)
-                        else _call(rt.zeros_like, [clone(o)]) for o in options]
-            self.set_tangent(v, _call(rt.choose, [clone(index)] + tangents), state, code)
+                        else rule_call(rt.zeros_like, [clone(o)]) for o in options]
+            self.set_tangent(v, rule_call(rt.choose, [clone(index)] + tangents), state, code)
             return code
         found = op_rule(self, value, s, "tangent")
         if found is None:
@@ -284,10 +266,7 @@ class ForwardBuilder:
             return code
         rule, args, kws = found
         tmpl = rule.tangent
-        try:
-            bindings = tmpl.bind(name(v), args, kws)
-        except TypeError as exc:
-            raise self.error(UnsupportedSyntaxError, f"unexpected arguments to `{rule.name}`: {exc}", s) from None
+        bindings = self.bind_template(rule, tmpl, v, args, kws, s)
         dropped = False
 
         def seed(param):
@@ -314,26 +293,18 @@ class ForwardBuilder:
                 elif isinstance(e, (gast.Tuple, gast.List)):
                     elts.append(literal_tangent(e))
                 elif varied_inside(e):
-                    raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this element", s)
+                    raise self.element_error(rule, s)
                 else:
-                    elts.append(_call(rt.zeros_like, [clone(e)]))
+                    elts.append(rule_call(rt.zeros_like, [clone(e)]))
             return type(node)(elts, gast.Load())
 
         # Active arguments a template does not differentiate would silently get zero tangents.
         contributed = {n.slice.id for st in tmpl.body for n in iter_nodes(st)
                        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "t"
                        and isinstance(n.slice, gast.Name)}
-        for param, node in bindings.items():
-            if param == tmpl.params[0] or param in contributed or param in tmpl.static_params:
-                continue
-            if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(node)):
-                raise self.error(NonDifferentiableError,
-                                 f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
-                                 "wrap that argument in s2s.stop_gradient(...) if no derivative is wanted")
-        for key, value in tmpl.free_globals().items():
-            self.nf.namespace.setdefault(key, value)
-        local, contribs = tmpl.expand(bindings, tmpl.params[0], seed, lambda _: self.namer.temp())
-        simplify = _Simplify(set(self.tan_names.values()))
+        self.refuse_undifferentiated(rule, tmpl, bindings, contributed, varied_inside, s)
+        local, contribs = self.apply_template(tmpl, bindings, seed)
+        simplify = _Simplify(set(self.deriv_names.values()))
         result = None
         for c in contribs:
             if c.param == tmpl.params[0]:
@@ -343,7 +314,7 @@ class ForwardBuilder:
             return code
         code += local
         if tmpl.broadcasts and dropped:
-            result = _call(rt.broadcast_like, [result, name(v)])
+            result = rule_call(rt.broadcast_like, [result, name(v)])
         self.set_tangent(v, result, state, code)
         return code
 
@@ -356,11 +327,7 @@ class ForwardBuilder:
         if not v_nonzero and state.get(arr, ZERO) == ZERO:
             return code
         if arr not in self.fresh_arrays:
-            # (the write also changes whatever else holds that array: a view, an alias, an argument)
-            raise self.error(UnsupportedSyntaxError,
-                             f"s2s can differentiate indexed writes only into arrays created in the function; "
-                             f"`{arr}` may alias another array", s,
-                             f"make a new array first, e.g. `{arr} = np.copy({arr})` or `{arr} = np.zeros(n)`")
+            raise self.write_into_alias_error(arr, s)
         self.ensure_owned(arr, state, code)
         rhs = name(self.tan(value.id)) if v_nonzero else const(0.0)
         code.append(assign(gast.Subscript(name(self.tan(arr)), clone(tgt.slice), gast.Store()), rhs))
@@ -374,46 +341,41 @@ class ForwardBuilder:
             st, v = call.args
             if st.id in self.active:
                 t = self.tangent_or_zero(v.id, state, code) if isinstance(v, gast.Name) \
-                    else _call(rt.zeros_like, [clone(v)])
-                code.append(_expr_stmt(_call(rt.push, [name(self.tan(st.id)), t])))
+                    else rule_call(rt.zeros_like, [clone(v)])
+                code.append(expr_stmt(rule_call(rt.push, [name(self.tan(st.id)), t])))
         elif fn is rt.add_at:
             arr, index, v = call.args
             v_nonzero = isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO
             if v_nonzero:
                 self.ensure_owned(arr.id, state, code)
-                code.append(_expr_stmt(_call(rt.add_at, [name(self.tan(arr.id)), clone(index),
-                                                         name(self.tan(v.id))])))
+                code.append(expr_stmt(rule_call(rt.add_at, [name(self.tan(arr.id)), clone(index),
+                                                            name(self.tan(v.id))])))
         elif fn is rtb.badd_at:
             arr, index, v, arr_b, v_b, size = call.args
             if isinstance(v, gast.Name) and state.get(v.id, ZERO) != ZERO:
                 self.ensure_owned(arr.id, state, code)
-                code.append(_expr_stmt(_call(rtb.badd_at, [name(self.tan(arr.id)), clone(index),
-                                                          name(self.tan(v.id))] +
-                                             [clone(a) for a in (arr_b, v_b, size)])))
+                code.append(expr_stmt(rule_call(rtb.badd_at, [name(self.tan(arr.id)), clone(index),
+                                                              name(self.tan(v.id))] +
+                                                [clone(a) for a in (arr_b, v_b, size)])))
         else:
-            self.refuse_unruled_effect(call, s, state)
+            def carries(a):
+                return any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(a))
+            self.refuse_unruled_effect(call, s, carries, "differentiate the function before vmapping it, or register a rule")
         return code
-
-    def refuse_unruled_effect(self, call, s, state) -> None:
-        """An op with no tangent rule, called as a statement on values with a nonzero tangent:
-        refuse, or its writes would be a silent zero."""
-        rule = lookup(getattr(call, "s2s_fn", None))
-        if rule is None or rule.nondiff or rule.tangent is not None:
-            return
-        if any(isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for a in call.args for n in iter_nodes(a)):
-            raise self.error(NoRuleError, f"s2s has no forward-mode rule for `{rule.name}`", s,
-                             "differentiate the function before vmapping it, or register a rule")
 
     # ----- control flow -----------------------------------------------------------
     def materialize(self, var: str, defined: set[str]):
         t = self.tan(var)
         if var in self.stack_vars:
-            return assign(t, _call(rt.stack, [])), OWNED
+            return assign(t, rule_call(rt.stack, [])), OWNED
         if var in defined:
-            return assign(t, _call(rt.zeros_like, [name(var)])), OWNED
+            return assign(t, rule_call(rt.zeros_like, [name(var)])), OWNED
         # the primal is not defined on this path either, so neither is its tangent (a 0.0 here
         # would meet the arrays of the other paths, which compiled code cannot type as one)
         return gast.Pass(), MAYBE
+
+    def zero_kind(self, var: str, defined: set[str]) -> str:
+        return self.materialize(var, defined)[1]
 
     def if_(self, s, state, defined) -> list:
         st1, st2 = dict(state), dict(state)
@@ -431,44 +393,22 @@ class ForwardBuilder:
             if b == ZERO:
                 stmt, b = self.materialize(k, d2)
                 b2.append(copy_loc(stmt, s))
-            joined[k] = _join(a, b)
+            joined[k] = join_states(a, b)
         state.clear()
         state.update(joined)
         defined |= d1 & d2
         return [copy_loc(gast.If(test=s.test, body=b1 or [gast.Pass()], orelse=b2), s)]
 
     def loop(self, s, state, defined) -> list:
-        start = dict(state)
         inner_defined = set(defined) | ({s.target.id} if isinstance(s, gast.For) else set())
-        for _ in range(20):
-            snapshot = (clone(self.namer.__dict__), dict(self.tan_names))
-            body_state = dict(start)
-            d_body = set(inner_defined)
-            body = self.block(s.body, body_state, d_body)
-            new_start = dict(start)
-            for k in set(start) | set(body_state):
-                a, b = start.get(k, ZERO), body_state.get(k, ZERO)
-                if a == ZERO and b == ZERO:
-                    continue
-                if a == ZERO:
-                    new_start[k] = _join(self.materialize(k, defined)[1], b)
-                elif b == ZERO:
-                    new_start[k] = _join(a, self.materialize(k, d_body)[1])
-                else:
-                    new_start[k] = _join(a, b)
-            if new_start == start:
-                break
-            start = new_start
-            self.namer.__dict__.update(snapshot[0])
-            self.tan_names = snapshot[1]
+
+        def sweep(start):
+            body_state, d_body = dict(start), set(inner_defined)
+            return self.block(s.body, body_state, d_body), body_state, d_body
+
+        start, body, body_state, d_body = self.loop_fixpoint(dict(state), defined, sweep)
         pre: list = []
-        for k, v in start.items():
-            if v != ZERO and state.get(k, ZERO) == ZERO:
-                pre.append(copy_loc(self.materialize(k, defined)[0], s))
-            if v != ZERO and body_state.get(k, ZERO) == ZERO:
-                body.append(copy_loc(self.materialize(k, d_body)[0], s))
-        state.clear()
-        state.update(start)
+        self.materialize_at_loop(s, state, start, pre, body, body_state, defined, d_body)
         if isinstance(s, gast.For):
             loop = gast.For(target=s.target, iter=s.iter, body=body or [gast.Pass()], orelse=[], type_comment=None)
         else:

@@ -46,6 +46,7 @@ import numpy as np
 from .. import runtime as rt
 from .. import runtime_batching as rtb
 from ..analysis.resolve import resolve_call
+from ..frontend.annotations import FUSED, INNER, ROWS_ACCUMULATE, SECTION, setanno
 from ..frontend.ast_build import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
 from ..frontend.nodes import clone, iter_nodes
@@ -378,8 +379,6 @@ class Fuser:
         in_run = Counter(n.id for s in run for n in iter_nodes(s) if isinstance(n, gast.Name)
                          and not isinstance(n.ctx, gast.Store))
         later = {v for v in defined if self.reads.get(v, 0) > in_run.get(v, 0)}
-        if any(getattr(s, "_fused", False) for s in run):
-            return run
         inputs: list[str] = []
         seen_def: set[str] = set()
         for s in run_body:
@@ -451,9 +450,9 @@ class Fuser:
         first = run[0]
         for c in code + [guard]:
             copy_loc(c, first)
-        guard.s2s_section = "fused: one loop over the elements"
-        guard.s2s_fused = FusedRun(size=code[-1], n=n, i=i, inputs=inputs, flat=flat, elem=elem,
-                                   outputs=outputs)
+        setanno(guard, SECTION, "fused: one loop over the elements")
+        setanno(guard, FUSED, FusedRun(size=code[-1], n=n, i=i, inputs=inputs, flat=flat, elem=elem,
+                                       outputs=outputs))
         return code + [guard]
 
     # ----- a lower-rank operand broadcast along the trailing axes: a two-deep loop --------
@@ -562,15 +561,15 @@ class Fuser:
         inner_loop = gast.For(target=name(c, gast.Store()), iter=rng(cols), body=inner, orelse=[], type_comment=None)
         outer_loop = gast.For(target=name(r, gast.Store()), iter=rng(rows), body=[inner_loop], orelse=[],
                               type_comment=None)
-        outer_loop.s2s_inner = inner_loop          # the lowering's per-element rewrites go there
-        outer_loop.s2s_rows_accumulate = bool(reduces)   # rows write one sum: no prange over them
+        setanno(outer_loop, INNER, inner_loop)          # the lowering's per-element rewrites go there
+        setanno(outer_loop, ROWS_ACCUMULATE, bool(reduces))   # rows write one sum: no prange over them
         fused.append(outer_loop)
         for v in sum_outputs:
             fused.append(assign(v, name(acc[v])))
         guard = gast.If(test=gast.Compare(name(rows), [gast.GtE()], [const(0)]), body=fused, orelse=run)
         for node in code + [guard]:
             copy_loc(node, run[0])
-        guard.s2s_section = "fused: one loop over the rows and the broadcast operand's elements"
+        setanno(guard, SECTION, "fused: one loop over the rows and the broadcast operand's elements")
         return code + [guard]
 
     def accumulators(self, run_body, sums, inputs, elem) -> dict:

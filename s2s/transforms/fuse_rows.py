@@ -36,6 +36,7 @@ import gast
 
 from .. import runtime_batching as rtb
 from ..analysis.resolve import resolve_call
+from ..frontend.annotations import FUSED, ROWS_DONE, SECTION, getanno, setanno
 from ..frontend.ast_build import assign, assigned_names, call_named, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 
@@ -57,7 +58,7 @@ def _store_counts(fdef) -> dict[str, int]:
 def _writes_memory(stmt) -> bool:
     """An indexed or attribute store, an augmented assignment or a nested block: anything that
     could write an array in place.  A fused guard writes only the arrays it allocates."""
-    if getattr(stmt, "s2s_fused", None) is not None:
+    if getanno(stmt, FUSED) is not None:
         return False
     if not isinstance(stmt, gast.Assign):
         return True
@@ -124,10 +125,10 @@ class RowFuser:
     def fuse_one(self, fdef) -> bool:
         body = fdef.body
         for k, guard in enumerate(body):
-            run = getattr(guard, "s2s_fused", None)
-            if run is None or getattr(guard, "s2s_rows_done", False):
+            run = getanno(guard, FUSED)
+            if run is None or getanno(guard, ROWS_DONE, False):
                 continue
-            guard.s2s_rows_done = True
+            setanno(guard, ROWS_DONE, True)
             for v in run.inputs:
                 if self.stores.get(v) != 1:
                     continue
@@ -184,7 +185,7 @@ class RowFuser:
         fused += fused_body
         unfused = [body[at], run.size, guard] + [s for s, _ in consumers]
         row_guard = gast.If(test=gast.Compare(name(rows), [gast.GtE()], [const(0)]), body=fused, orelse=unfused)
-        row_guard.s2s_section = "fused rows: the dot products, the loop over them and their cotangents, one pass"
+        setanno(row_guard, SECTION, "fused rows: the dot products, the loop over them and their cotangents, one pass")
         for n in (size, row_guard):
             copy_loc(n, body[at])
         moved = {id(s) for s in unfused}

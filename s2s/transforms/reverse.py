@@ -39,12 +39,14 @@ from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..analysis.remat import rematerializable
 from ..analysis.saves import filter_saves, names_read, saved_candidates, strip_loops_over
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
-from ..frontend.ast_build import namer_for, assign, const, copy_loc, name, walk_stmts as _walk_stmts
+from ..frontend.annotations import (DEFINED_BEFORE, GRAD_OF, POPPED_TEST, SAVE_KEY, SECTION, TAPE_KEY, TRIPS,
+                                    UNSAVED, getanno, setanno)
+from ..frontend.ast_build import assign, const, copy_loc, name, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
-from ..rules.table import lookup
 from ..frontend.nodes import clone, iter_nodes, mentions, names_in
-from .common import (MAYBE, OWNED, SHARED, ZERO, _call, _expr_stmt, _index_expr, _join, _rename, _same_shape_as,
-                     copy_written_arguments, make_owned, op_rule)
+from .common import (MAYBE, OWNED, SHARED, ZERO, copy_written_arguments, expr_stmt, index_expr, join_states, op_rule,
+                     renamed, rule_call, same_shape_as)
+from .derivative_core import DerivativeBuilder
 
 
 @dataclasses.dataclass
@@ -58,18 +60,15 @@ class ReverseSpec:
                                    # tape per saved value, pushed after assignment (Numba-compilable)
 
 
-class ReverseBuilder:
+class ReverseBuilder(DerivativeBuilder):
+    which = "adjoint"
+    deriv_word = "gradient"
+
     def __init__(self, nf: NormalizedFunction, spec: ReverseSpec):
-        self.nf = nf
+        super().__init__(nf)
         self.spec = spec
-        self.src = nf.source
         fdef = nf.node
-        self.namer = namer_for(fdef, nf.namespace)
-        self.adj_names: dict[str, str] = {}
         self.tape = None
-        self.stack_vars = {s.targets[0].id for s in _walk_stmts(fdef.body)
-                           if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                           and getattr(s.value, "s2s_fn", None) is rt.stack}
         self.preinit: set[str] = set()
         self.typed = spec.tapes == "per_variable"
         self.tapes: dict[str, str] = {}
@@ -81,14 +80,10 @@ class ReverseBuilder:
             if isinstance(s, gast.Expr) and getattr(s.value, "s2s_fn", None) is rt.add_at}
 
     # ----- helpers ----------------------------------------------------------
-    def error(self, cls, msg, node, hint=None):
-        src = getattr(node, "s2s_src", None) or self.src
-        return src.error(cls, msg, node, hint)
+    def spell_deriv(self, var: str) -> str:
+        return "d" + var
 
-    def adj(self, var: str) -> str:
-        if var not in self.adj_names:
-            self.adj_names[var] = self.namer.fresh("d" + var if not var.startswith("_") else "d" + var)
-        return self.adj_names[var]
+    adj = DerivativeBuilder.deriv      # (reverse mode's derivative is the adjoint)
 
     def tape_name(self, key: str | None = None) -> str:
         if not self.typed:
@@ -100,20 +95,16 @@ class ReverseBuilder:
         return self.tapes[key]
 
     def push(self, value, key: str | None = None) -> gast.Expr:
-        return _expr_stmt(_call(rt.push, [name(self.tape_name(key)), value]))
+        return expr_stmt(rule_call(rt.push, [name(self.tape_name(key)), value]))
 
     def pop(self, key: str | None = None) -> gast.Call:
-        return _call(rt.pop, [name(self.tape_name(key))])
+        return rule_call(rt.pop, [name(self.tape_name(key))])
 
     # ----- analysis of the primal ------------------------------------------------
     def _check_aliases(self, body) -> None:
         """Refuse whole-array reads (copies, views) of a written array that a later write could change."""
         for st, var, arr in alias_conflicts(body)[:1]:
-            raise self.error(
-                UnsupportedSyntaxError,
-                f"`{var}` refers to (a view of) `{arr}`, which is written into later; "
-                f"s2s cannot differentiate through that aliasing", st,
-                f"take a copy: np.copy({arr}...), or finish writing `{arr}` before reading it whole")
+            raise self.aliasing_error(st, var, arr)
 
     def _check_loop_variables(self, body) -> None:
         """The backward sweep replays a loop by its index: the body must not assign to it."""
@@ -165,12 +156,12 @@ class ReverseBuilder:
             if out_name:
                 state[out_name] = SHARED
         else:
-            seed_call = _call(rt.seed_cotangent, [clone(out_node)])
+            seed_call = rule_call(rt.seed_cotangent, [clone(out_node)])
             if out_name and out_name in self.active:
                 seed_stmts.append(copy_loc(assign(self.adj(out_name), seed_call), ret))
                 state[out_name] = SHARED
             else:
-                seed_stmts.append(copy_loc(_expr_stmt(seed_call), ret))
+                seed_stmts.append(copy_loc(expr_stmt(seed_call), ret))
         bwd = self.rev_block(body, state)
         # The backward sweep restores overwritten values: keep what we return.
         returned = [aux_node] if aux_node is not None else []
@@ -185,18 +176,18 @@ class ReverseBuilder:
                                                  or n.id in loop_targets) and n.id not in snap:
                     snap[n.id] = self.namer.fresh(n.id + "_value")
         if snap:
-            seed_stmts[:0] = [copy_loc(assign(new, _call(np.copy, [name(old)]) if old in self.written
+            seed_stmts[:0] = [copy_loc(assign(new, rule_call(np.copy, [name(old)]) if old in self.written
                                               else name(old)), ret) for old, new in snap.items()]
-            out_node, aux_node = (_rename(n, snap) for n in (out_node, aux_node))
+            out_node, aux_node = (renamed(n, snap) for n in (out_node, aux_node))
         # Gradients of the inputs.
         outs: list = []
         for p in self.spec.wrt:
             dp = self.adj(p)
             st = state.get(p, ZERO)
             if st == ZERO:
-                outs.append(assign(dp, _call(rt.zeros_like, [name(p)])))
+                outs.append(assign(dp, rule_call(rt.zeros_like, [name(p)])))
             elif st == MAYBE:
-                outs.append(assign(dp, gast.BinOp(name(dp), gast.Add(), _call(rt.zeros_like, [name(p)]))))
+                outs.append(assign(dp, gast.BinOp(name(dp), gast.Add(), rule_call(rt.zeros_like, [name(p)]))))
         for s in outs:
             copy_loc(s, ret)
 
@@ -212,7 +203,7 @@ class ReverseBuilder:
         used = {n.id for s in fwd + bwd for n in iter_nodes(s) if isinstance(n, gast.Name)}
         for tape in ([self.tape] if self.tape else []) + list(self.tapes.values()):
             if tape in used:
-                pre.append(assign(tape, _call(rt.stack, [])))
+                pre.append(assign(tape, rule_call(rt.stack, [])))
         for tgt in {t for t in self.unsaved_targets if "for:" + t in needed}:
             raise self.error(UnsupportedSyntaxError,
                              f"the loop variable `{tgt}` is reused in a way the compiled (typed-tape) code cannot "
@@ -232,12 +223,12 @@ class ReverseBuilder:
         final = copy_loc(gast.Return(value=result), ret)
         final.s2s_src = None
         for s in fwd[:1]:
-            s.s2s_section = "forward sweep"
+            setanno(s, SECTION, "forward sweep")
         first_bwd = ([s for s in seed_stmts if not isinstance(s.targets[0] if isinstance(s, gast.Assign) else None,
                                                              gast.Name) or not s.targets[0].id.endswith("_value")]
                      + bwd)[:1]
         for s in first_bwd:
-            s.s2s_section = "backward sweep"
+            setanno(s, SECTION, "backward sweep")
         args = clone(fdef.args)
         args.args = [gast.Name(p, gast.Param(), None, None) for p in extra_params] + args.args
         new = gast.FunctionDef(name=self.spec.name, args=args,
@@ -268,7 +259,7 @@ class ReverseBuilder:
         out: list = []
         for s in stmts:
             if isinstance(s, (gast.If, gast.For, gast.While)):     # (read by rev_if and the loops)
-                s.s2s_defined_before = set(defined)
+                setanno(s, DEFINED_BEFORE, set(defined))
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 v = s.targets[0].id
                 if v in self.saved and self.typed:
@@ -287,39 +278,37 @@ class ReverseBuilder:
                 tgt = s.targets[0]
                 arr = tgt.value.id
                 if arr not in self.fresh_arrays:
-                    raise self.error(
-                        UnsupportedSyntaxError,
-                        f"s2s can differentiate indexed writes only into arrays created in the function; "
-                        f"`{arr}` may alias another array", s,
-                        f"make a new array first, e.g. `{arr} = np.copy({arr})` or `{arr} = np.zeros(n)`")
+                    raise self.write_into_alias_error(arr, s)
                 slot = gast.Subscript(name(arr), clone(tgt.slice), gast.Load())
-                old = _call(rt.copy_value if self.typed else np.copy, [slot])
-                s.s2s_tape_key = f"{arr}_slot{len(self.tapes)}"
-                out.append(self._mark(copy_loc(self.push(old, s.s2s_tape_key), s), arr))
+                old = rule_call(rt.copy_value if self.typed else np.copy, [slot])
+                key = f"{arr}_slot{len(self.tapes)}"
+                setanno(s, TAPE_KEY, key)
+                out.append(self._mark(copy_loc(self.push(old, key), s), arr))
                 out.append(s)
             elif isinstance(s, gast.If):
                 test = s.test.id
                 changed = test in {n.id for b in (s.body, s.orelse) for x in b for n in iter_nodes(x)
                                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-                s.s2s_popped_test = None
+                popped = None
                 if changed:
                     # Remember the branch taken; push it after the branch's own pushes
                     # so the backward sweep pops it first.
-                    s.s2s_popped_test = self.namer.fresh("cond")
-                    out.append(copy_loc(assign(s.s2s_popped_test, name(test)), s))
+                    popped = self.namer.fresh("cond")
+                    out.append(copy_loc(assign(popped, name(test)), s))
+                setanno(s, POPPED_TEST, popped)
                 d1, d2 = set(defined), set(defined)
                 new = copy_loc(gast.If(test=s.test, body=self.fwd_block(s.body, d1),
                                        orelse=self.fwd_block(s.orelse, d2)), s)
                 defined |= d1 & d2
                 out.append(new)
                 if changed:
-                    out.append(copy_loc(self.push(name(s.s2s_popped_test), s.s2s_popped_test), s))
+                    out.append(copy_loc(self.push(name(popped), popped), s))
             elif isinstance(s, gast.For):
                 tgt = s.target.id
                 if tgt in self.saved:
                     if self.typed and tgt not in defined:
                         self.unsaved_targets.add(tgt)
-                        s.s2s_unsaved = True
+                        setanno(s, UNSAVED, True)
                     else:
                         if tgt not in defined:
                             self.preinit.add(tgt)
@@ -329,7 +318,7 @@ class ReverseBuilder:
                                              type_comment=None), s))
             elif isinstance(s, gast.While):
                 trips = self.namer.fresh("trips")
-                s.s2s_trips = trips
+                setanno(s, TRIPS, trips)
                 out.append(copy_loc(assign(trips, const(0)), s))
                 body = [copy_loc(assign(trips, gast.BinOp(name(trips), gast.Add(), const(1))), s)]
                 body += self.fwd_block(s.body, set(defined))
@@ -340,7 +329,7 @@ class ReverseBuilder:
         return out
 
     def _mark(self, stmt, key: str):
-        stmt.s2s_save_key = key
+        setanno(stmt, SAVE_KEY, key)
         return stmt
 
     # ----- backward sweep -----------------------------------------------------
@@ -351,7 +340,7 @@ class ReverseBuilder:
             for c in code:
                 if not hasattr(c, "lineno"):
                     copy_loc(c, s)
-                c.s2s_grad_of = True
+                setanno(c, GRAD_OF, True)
             out += code
         return self._recompute(stmts, out) + out
 
@@ -370,7 +359,7 @@ class ReverseBuilder:
         code = []
         for s in reversed(keep):
             c = copy_loc(assign(s.targets[0].id, clone(s.value)), s)
-            c.s2s_grad_of = True
+            setanno(c, GRAD_OF, True)
             code.append(c)
         return code
 
@@ -398,13 +387,10 @@ class ReverseBuilder:
             code.append(assign(d, gast.BinOp(name(d), gast.Add(), expr)))
             state[var] = OWNED
 
-    def ensure_owned(self, var: str, state, code: list) -> None:
-        make_owned(self.adj(var), var, state, code)
-
     def materialize(self, var: str, defined: set[str]) -> tuple[Any, str]:
         d = self.adj(var)
         if var in self.stack_vars or var in defined:
-            return assign(d, _call(rt.zeros_like, [name(var)])), OWNED
+            return assign(d, rule_call(rt.zeros_like, [name(var)])), OWNED
         return assign(d, const(0.0)), MAYBE
 
     def restore(self, var: str, s) -> list:
@@ -412,7 +398,7 @@ class ReverseBuilder:
             return []
         if self.typed:   # drop this assignment's value; the previous one is now on top
             before = self.entry.get(var, var)       # (an argument's first value: its entry copy)
-            value = _call(rt.restore, [name(self.tape_name("v_" + var)), name(before)])
+            value = rule_call(rt.restore, [name(self.tape_name("v_" + var)), name(before)])
         else:
             value = self.pop()
         return [self._mark(copy_loc(assign(var, value), s), var)]
@@ -430,7 +416,7 @@ class ReverseBuilder:
             if st in self.active:
                 self.ensure_owned(st, state, code)
                 seed = name(self.adj(v)) if state.get(v, ZERO) != ZERO else const(0.0)
-                code.append(_expr_stmt(_call(rt.push, [name(self.adj(st)), seed])))
+                code.append(expr_stmt(rule_call(rt.push, [name(self.adj(st)), seed])))
         elif v in self.active and state.get(v, ZERO) != ZERO:
             code += self.adjoint_of(v, value, s, state)
         if v in self.active:
@@ -449,19 +435,17 @@ class ReverseBuilder:
         if isinstance(value, gast.Subscript):
             base = value.value.id
             if mentions(value.slice, self.active):
-                raise self.error(NonDifferentiableError, "s2s does not differentiate through an index: the value "
-                                 "used as an index here depends on a differentiated input", s,
-                                 "index with integers or masks; for np.r_-like objects, use np.concatenate")
+                raise self.index_error(s)
             if base in self.active:
                 self.ensure_owned(base, state, code)
-                index = _index_expr(value.slice)
-                code.append(_expr_stmt(_call(rt.add_at, [name(self.adj(base)), index, dv])))
+                index = index_expr(value.slice)
+                code.append(expr_stmt(rule_call(rt.add_at, [name(self.adj(base)), index, dv])))
             return code
         if isinstance(value, gast.Call) and getattr(value, "s2s_fn", None) is rt.choose:
             index, options = value.args[0], value.args[1:]
             for k, opt in enumerate(options):
                 if isinstance(opt, gast.Name) and opt.id in self.active:
-                    self.accumulate(opt.id, _call(rt.pick_cotangent, [dv, clone(index), const(k), name(opt.id)]),
+                    self.accumulate(opt.id, rule_call(rt.pick_cotangent, [dv, clone(index), const(k), name(opt.id)]),
                                     state, code)
             return code
         found = op_rule(self, value, s, "adjoint")
@@ -469,21 +453,10 @@ class ReverseBuilder:
             return code
         rule, args, kws = found
         tmpl = rule.adjoint
-        try:
-            bindings = tmpl.bind(name(v), args, kws)
-        except TypeError as exc:
-            raise self.error(UnsupportedSyntaxError, f"unexpected arguments to `{rule.name}`: {exc}", s) from None
-        for key, value in tmpl.free_globals().items():
-            self.nf.namespace.setdefault(key, value)
-        local, contribs = tmpl.expand(bindings, tmpl.params[0], dv, lambda _: self.namer.temp())
-        contributed = {c.param for c in contribs}
-        for param, node in bindings.items():
-            if param == tmpl.params[0] or param in contributed or param in tmpl.static_params:
-                continue
-            if mentions(node, self.active):
-                raise self.error(NonDifferentiableError,
-                                 f"s2s does not differentiate `{rule.name}` with respect to its argument `{param}`", s,
-                                 "wrap that argument in s2s.stop_gradient(...) if no gradient is wanted")
+        bindings = self.bind_template(rule, tmpl, v, args, kws, s)
+        local, contribs = self.apply_template(tmpl, bindings, dv)
+        self.refuse_undifferentiated(rule, tmpl, bindings, {c.param for c in contribs},
+                                     lambda node: mentions(node, self.active), s)
         used = [c for c in contribs if isinstance(c.target, gast.Name) and c.target.id in self.active]
         # A list/tuple argument (np.stack([a, b])): the contribution is a list of cotangents.
         # Nested literals (np.array([[a, b], [c, d]])) get nested lists of cotangents.
@@ -498,8 +471,8 @@ class ReverseBuilder:
         operands = [node for param, node in bindings.items() if param != tmpl.params[0]]   # (a condition too)
         for c in used:
             expr = c.expr
-            if tmpl.broadcasts and not _same_shape_as(c.target.id, operands):
-                expr = _call(rt.unbroadcast, [expr, name(c.target.id)])
+            if tmpl.broadcasts and not same_shape_as(c.target.id, operands):
+                expr = rule_call(rt.unbroadcast, [expr, name(c.target.id)])
             self.accumulate(c.target.id, expr, state, code)
         for c in listed:
             parts = self.namer.temp()
@@ -518,7 +491,7 @@ class ReverseBuilder:
                 code.append(assign(inner, gast.Subscript(name(parts), const(k), gast.Load())))
                 self.accumulate_listed(e, inner, rule, s, state, code)
             elif mentions(e, self.active):
-                raise self.error(NoRuleError, f"s2s cannot differentiate `{rule.name}` through this element", s)
+                raise self.element_error(rule, s)
 
     def rev_setitem(self, s, state) -> list:
         tgt = s.targets[0]
@@ -528,12 +501,12 @@ class ReverseBuilder:
             darr = self.adj(arr)
             v = s.value
             if isinstance(v, gast.Name) and v.id in self.active:
-                self.accumulate(v.id, _call(rt.setitem_cotangent, [name(darr), _index_expr(tgt.slice), name(v.id)]),
+                self.accumulate(v.id, rule_call(rt.setitem_cotangent, [name(darr), index_expr(tgt.slice), name(v.id)]),
                                 state, code)
             self.ensure_owned(arr, state, code)
             code.append(assign(gast.Subscript(name(darr), clone(tgt.slice), gast.Store()), const(0.0)))
         restore = assign(gast.Subscript(name(arr), clone(tgt.slice), gast.Store()),
-                         self.pop(getattr(s, "s2s_tape_key", None)))
+                         self.pop(getanno(s, TAPE_KEY)))
         code.append(self._mark(copy_loc(restore, s), arr))
         return code
 
@@ -545,51 +518,43 @@ class ReverseBuilder:
             st = call.args[0].id
             if st in self.active:
                 self.ensure_owned(st, state, code)
-                popped = _call(rt.pop, [name(self.adj(st))])
+                popped = rule_call(rt.pop, [name(self.adj(st))])
                 v = call.args[1]
                 if isinstance(v, gast.Name) and v.id in self.active:
                     self.accumulate(v.id, popped, state, code)
                 else:
-                    code.append(_expr_stmt(popped))
+                    code.append(expr_stmt(popped))
         elif fn is rt.add_at:
             arr, index, v = call.args
             if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
                     and v.id in self.active:
                 slot = gast.Subscript(name(self.adj(arr.id)), clone(index), gast.Load())
-                self.accumulate(v.id, _call(rt.unbroadcast, [slot, name(v.id)]), state, code)
-            undo = _expr_stmt(_call(rt.add_at, [name(arr.id), clone(index),
-                                                gast.UnaryOp(gast.USub(), clone(v))]))
+                self.accumulate(v.id, rule_call(rt.unbroadcast, [slot, name(v.id)]), state, code)
+            undo = expr_stmt(rule_call(rt.add_at, [name(arr.id), clone(index),
+                                                   gast.UnaryOp(gast.USub(), clone(v))]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
         elif fn is rtb.badd_at:        # add_at per example (vmapped code): the same, batch by batch
             arr, index, v, arr_b, v_b, size = call.args
             if arr.id in self.active and state.get(arr.id, ZERO) != ZERO and isinstance(v, gast.Name) \
                     and v.id in self.active:
-                self.accumulate(v.id, _call(rtb.badd_at_vjp_v, [name(self.adj(arr.id)), clone(index),
-                                                               name(v.id), clone(v_b)]), state, code)
-            undo = _expr_stmt(_call(rtb.badd_at, [name(arr.id), clone(index),
-                                                 gast.UnaryOp(gast.USub(), clone(v))] +
-                                    [clone(a) for a in (arr_b, v_b, size)]))
+                self.accumulate(v.id, rule_call(rtb.badd_at_vjp_v, [name(self.adj(arr.id)), clone(index),
+                                                                    name(v.id), clone(v_b)]), state, code)
+            undo = expr_stmt(rule_call(rtb.badd_at, [name(arr.id), clone(index),
+                                                     gast.UnaryOp(gast.USub(), clone(v))] +
+                                       [clone(a) for a in (arr_b, v_b, size)]))
             code.append(self._mark(copy_loc(undo, s), arr.id))
         elif (fn is rte.with_start or fn is rte.region_end) and len(call.args) > 2 \
                 and isinstance(call.args[2], gast.Constant) and call.args[2].value is True:
             # `with np.errstate(...)`: the body's derivative runs in it too (its end comes first here)
-            mirror = _call(rte.with_start if fn is rte.region_end else rte.region_end,
-                           [const(f"{call.args[0].value}_grad")] + [clone(a) for a in call.args[1:]])
-            code.append(copy_loc(_expr_stmt(mirror), s))
+            mirror = rule_call(rte.with_start if fn is rte.region_end else rte.region_end,
+                               [const(f"{call.args[0].value}_grad")] + [clone(a) for a in call.args[1:]])
+            code.append(copy_loc(expr_stmt(mirror), s))
         else:
-            self.refuse_unruled_effect(call, s)
+            # (the per-example `badd_at` of a vmapped vjp, say)
+            self.refuse_unruled_effect(call, s, lambda a: mentions(a, self.active),
+                                       "differentiate the function before vmapping it (vmap(grad(f)) rather than "
+                                       "grad of vmap(vjp(f))), or register a rule")
         return code
-
-    def refuse_unruled_effect(self, call, s) -> None:
-        """An op with no adjoint, called as a statement on values that carry a derivative (the
-        per-example `badd_at` of a vmapped vjp): refuse, or its writes would be a silent zero."""
-        rule = lookup(getattr(call, "s2s_fn", None))
-        if rule is None or rule.nondiff or rule.adjoint is not None:
-            return
-        if any(mentions(a, self.active) for a in call.args):
-            raise self.error(NoRuleError, f"s2s has no reverse-mode rule for `{rule.name}`", s,
-                             "differentiate the function before vmapping it (vmap(grad(f)) rather than "
-                             "grad of vmap(vjp(f))), or register a rule")
 
     def _join_into(self, branches: list[tuple[list, dict]], defined: set[str]) -> dict[str, str]:
         keys = set().union(*(st.keys() for _, st in branches))
@@ -601,27 +566,28 @@ class ReverseBuilder:
                 continue
             result = nonzero[0]
             for v in nonzero[1:]:
-                result = _join(result, v)
+                result = join_states(result, v)
             if len(nonzero) != len(vals):
                 for code, st in branches:
                     if st.get(k, ZERO) == ZERO:
                         stmt, kind = self.materialize(k, defined)
                         code.append(stmt)
                         st[k] = kind
-                        result = _join(result, kind)
+                        result = join_states(result, kind)
             joined[k] = result
         return joined
 
     def rev_if(self, s, state) -> list:
         code: list = []
         test = s.test
-        if getattr(s, "s2s_popped_test", None):
-            code.append(copy_loc(assign(s.s2s_popped_test, self.pop(s.s2s_popped_test)), s))
-            test = name(s.s2s_popped_test)
+        popped = getanno(s, POPPED_TEST)
+        if popped:
+            code.append(copy_loc(assign(popped, self.pop(popped)), s))
+            test = name(popped)
         st1, st2 = dict(state), dict(state)
         b1 = self.rev_block(s.body, st1)
         b2 = self.rev_block(s.orelse, st2)
-        joined = self._join_into([(b1, st1), (b2, st2)], s.s2s_defined_before)
+        joined = self._join_into([(b1, st1), (b2, st2)], getanno(s, DEFINED_BEFORE))
         state.clear()
         state.update(joined)
         if not b1 and not b2:
@@ -629,60 +595,42 @@ class ReverseBuilder:
         code.append(copy_loc(gast.If(test=clone(test), body=b1 or [gast.Pass()], orelse=b2), s))
         return code
 
-    def _materialize_kind(self, var: str, defined: set[str]) -> str:
+    def zero_kind(self, var: str, defined: set[str]) -> str:
         return OWNED if (var in self.stack_vars or var in defined) else MAYBE
 
     def _rev_loop_body(self, s, state) -> tuple[list, list, dict]:
         """Reverse a loop body at a fixpoint of the adjoint states at its start."""
-        defined = s.s2s_defined_before
-        start = dict(state)
+        defined = getanno(s, DEFINED_BEFORE)
         promote: set[str] = set()   # made OWNED once before the loop, not copied every iteration
-        for _ in range(20):
-            snapshot = (clone(self.namer.__dict__), dict(self.adj_names))
+
+        def sweep(start):
             body_state = dict(start)
-            body = self.rev_block(s.body, body_state)
-            new_start = dict(start)
-            for k in set(start) | set(body_state):
-                a, b = start.get(k, ZERO), body_state.get(k, ZERO)
-                if a == ZERO and b == ZERO:
-                    continue
-                if a == ZERO:      # zeros materialized before the loop
-                    new_start[k] = _join(self._materialize_kind(k, defined), b)
-                elif b == ZERO:    # zeros materialized at the end of the body
-                    new_start[k] = _join(a, self._materialize_kind(k, defined))
-                elif a in (SHARED, MAYBE) and b == OWNED and k not in self.stack_vars:
-                    promote.add(k)
-                    new_start[k] = OWNED
-                else:
-                    new_start[k] = _join(a, b)
-            if new_start == start:
-                break
-            start = new_start
-            self.namer.__dict__.update(snapshot[0])
-            self.adj_names = snapshot[1]
+            return self.rev_block(s.body, body_state), body_state, defined
+
+        def join_nonzero(k, a, b):
+            if a in (SHARED, MAYBE) and b == OWNED and k not in self.stack_vars:
+                promote.add(k)
+                return OWNED
+            return join_states(a, b)
+
+        start, body, body_state, _ = self.loop_fixpoint(dict(state), defined, sweep, join_nonzero)
         pre: list = []
         for k in sorted(promote):
             if state.get(k, ZERO) in (SHARED, MAYBE):
                 self.ensure_owned(k, dict(state), pre)
         for c in pre:
             copy_loc(c, s)
-        for k, v in start.items():
-            if v != ZERO and state.get(k, ZERO) == ZERO:
-                pre.append(copy_loc(self.materialize(k, defined)[0], s))
-            if v != ZERO and body_state.get(k, ZERO) == ZERO:
-                body.append(copy_loc(self.materialize(k, defined)[0], s))
-        state.clear()
-        state.update(start)
+        self.materialize_at_loop(s, state, start, pre, body, body_state, defined, defined)
         return pre, body, state
 
     def rev_for(self, s, state) -> list:
         pre, body, _ = self._rev_loop_body(s, state)
-        it = _call(builtins.reversed, [clone(s.iter)])
+        it = rule_call(builtins.reversed, [clone(s.iter)])
         loop = copy_loc(gast.For(target=clone(s.target), iter=it, body=body or [gast.Pass()],
                                  orelse=[], type_comment=None), s)
         tgt = s.target.id
         if self.typed and tgt in self.saved:
-            if getattr(s, "s2s_unsaved", False):
+            if getanno(s, UNSAVED, False):
                 return pre + [loop]
             restore = self._mark(copy_loc(assign(tgt, self.pop("for_" + tgt)), s), "for:" + tgt)
             return pre + [loop, restore]
@@ -691,9 +639,9 @@ class ReverseBuilder:
         return pre + [loop, self._mark(copy_loc(assign(tgt, self.pop("for_" + tgt)), s), "for:" + tgt)]
 
     def rev_while(self, s, state) -> list:
-        trips = s.s2s_trips
+        trips = getanno(s, TRIPS)
         pre, body, _ = self._rev_loop_body(s, state)
-        it = _call(builtins.range, [name(trips)])
+        it = rule_call(builtins.range, [name(trips)])
         loop = copy_loc(gast.For(target=name(self.namer.fresh("_"), gast.Store()), iter=it,
                                  body=body or [gast.Pass()], orelse=[], type_comment=None), s)
         return [copy_loc(assign(trips, self.pop(trips)), s)] + pre + [loop]

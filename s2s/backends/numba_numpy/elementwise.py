@@ -16,8 +16,8 @@ from numba.core.errors import TypingError
 from ...rules import elementwise_helpers as eh
 from ..numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from .common import literal_value, standin
-from .reductions import _float_like
-from .special import _ufunc     # (lazy numba.vectorize of a scalar kernel)
+from .reductions import float_like
+from .special import kernel_ufunc     # (lazy numba.vectorize of a scalar kernel)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -41,7 +41,7 @@ def _heaviside_typer(x1, x2):
     if not (_real(x1) and _real(x2)):
         return None
     if _is_array(x1) or _is_array(x2):
-        uf = _ufunc(_heaviside, 2)
+        uf = kernel_ufunc(_heaviside, 2)
         return lambda x1, x2: uf(x1, x2)
     return lambda x1, x2: _heaviside(float(x1), float(x2))
 
@@ -106,7 +106,7 @@ def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa
     if not isinstance(w, int):
         return None
     for t in (a, a_min, a_max, min, max):
-        if not _is_none(t) and not _float_like(t):
+        if not _is_none(t) and not float_like(t):
             return None
     lo = "a_min" if not _is_none(a_min) else "min" if not _is_none(min) else None
     hi = "a_max" if not _is_none(a_max) else "max" if not _is_none(max) else None

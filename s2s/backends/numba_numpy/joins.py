@@ -13,9 +13,9 @@ from ...rules import shape_helpers as sh
 from ..numba_lower.common import _is_array, _is_none
 from ..numba_lower.common import overload as helper_overload
 from .common import standin
-from .shape import _atleast_expr
-from .shape_source import (_axis_value, _const, _index, _is_number, _make, _ndim, _NOT, _np_dtype, _refuse,
-                           _tup)
+from .shape import atleast_expr
+from .shape_source import (axis_value, const_value, index_text, is_number, make_impl, ndim, NOT_CONSTANT, np_dtype, refuse,
+                           tuple_text)
 
 
 # ===== joining ==================================================================================
@@ -34,16 +34,16 @@ def _sequence(t):
 def _pre_expr(kind, e: str, t):
     """(source, rank) of element e (type t) prepared for the join: kind is None (as it is),
     'ravel', 'atleast_1d/2d/3d', 'column' (column_stack), or ('expand', ax) (stack)."""
-    if not (_is_array(t) or _is_number(t)):
+    if not (_is_array(t) or is_number(t)):
         return None
-    nd = _ndim(t)
+    nd = ndim(t)
     if kind is None:
         return (e if _is_array(t) else f"np.asarray({e})"), nd
     if kind == "ravel":
         return f"np.ascontiguousarray(np.asarray({e})).ravel()", 1
     if kind in ("atleast_1d", "atleast_2d", "atleast_3d"):
         rank = int(kind[-2])
-        return _atleast_expr(rank, e, t), max(nd, rank)
+        return atleast_expr(rank, e, t), max(nd, rank)
     if kind == "column":
         if nd == 0:
             return f"np.asarray({e}).reshape((1, 1))", 2
@@ -68,7 +68,7 @@ def _join_source(seq, argname: str, pre, axis, what: str, sig: str, dtype=None):
         pre = "ravel"
     if kind == "static":
         if not elems:
-            _refuse(f"{what}: need at least one array to concatenate")
+            refuse(f"{what}: need at least one array to concatenate")
         prepared = [_pre_expr(pre, f"{argname}[{k}]", t) for k, t in enumerate(elems)]
         if any(p is None for p in prepared):
             return None
@@ -81,21 +81,21 @@ def _join_source(seq, argname: str, pre, axis, what: str, sig: str, dtype=None):
         ranks = {p[1]}
         etypes = [elems]
     if len(ranks) != 1:
-        _refuse(f"{what}: all the input arrays must have the same number of dimensions (got ranks {sorted(ranks)})")
+        refuse(f"{what}: all the input arrays must have the same number of dimensions (got ranks {sorted(ranks)})")
     nd = ranks.pop()
     if nd == 0:
-        _refuse(f"{what}: zero-dimensional arrays cannot be concatenated")
+        refuse(f"{what}: zero-dimensional arrays cannot be concatenated")
     if axis is None:
         ax = 0
     elif axis == "hstack":
         ax = 0 if nd == 1 else 1
     else:
         if not -nd <= axis < nd:
-            _refuse(f"{what}: axis {axis} is out of bounds for arrays of dimension {nd}")
+            refuse(f"{what}: axis {axis} is out of bounds for arrays of dimension {nd}")
         ax = axis % nd
-    dt = dtype if dtype is not None else np.result_type(*[_np_dtype(t) for t in etypes])
+    dt = dtype if dtype is not None else np.result_type(*[np_dtype(t) for t in etypes])
     dts = f"np.{dt.name}" if dt.name != "bool" else "np.bool_"
-    slot = _index(nd, ax, "p:q")
+    slot = index_text(nd, ax, "p:q")
     src = f"def impl({sig}):\n"
     if kind == "static":
         for k, (e, _) in enumerate(prepared):
@@ -120,54 +120,54 @@ def _join_source(seq, argname: str, pre, axis, what: str, sig: str, dtype=None):
 
 def _dtype_arg(dtype, casting, what):
     if not _is_none(dtype):
-        return _NOT
-    c = _const(casting)
+        return NOT_CONSTANT
+    c = const_value(casting)
     if c not in ("same_kind", None):
-        return _NOT
+        return NOT_CONSTANT
     return None
 
 
 @standin(np.concatenate)
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    if not _is_none(out) or _dtype_arg(dtype, casting, "np.concatenate") is _NOT:
+    if not _is_none(out) or _dtype_arg(dtype, casting, "np.concatenate") is NOT_CONSTANT:
         return None
-    ax = _const(axis)
-    if ax is _NOT or not (ax is None or isinstance(ax, int)):
+    ax = const_value(axis)
+    if ax is NOT_CONSTANT or not (ax is None or isinstance(ax, int)):
         return None
     src = _join_source(arrays, "arrays", None, ax, "np.concatenate",
                        "arrays, axis=0, out=None, dtype=None, casting='same_kind'")
-    return None if src is None else _make(src)
+    return None if src is None else make_impl(src)
 
 
 @standin(np.stack)
 def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    if not _is_none(out) or _dtype_arg(dtype, casting, "np.stack") is _NOT:
+    if not _is_none(out) or _dtype_arg(dtype, casting, "np.stack") is NOT_CONSTANT:
         return None
-    ax = _const(axis)
-    if ax is _NOT or not isinstance(ax, int):
+    ax = const_value(axis)
+    if ax is NOT_CONSTANT or not isinstance(ax, int):
         return None
     parts = _sequence(arrays)
     if parts is None:
         return None
     first = parts[1][0] if parts[0] == "static" else parts[1]
     if parts[0] == "static" and not parts[1]:
-        _refuse("np.stack: need at least one array to stack")
-    nd = _ndim(first) + 1
+        refuse("np.stack: need at least one array to stack")
+    nd = ndim(first) + 1
     if not -nd <= ax < nd:
-        _refuse(f"np.stack: axis {ax} is out of bounds for arrays of dimension {nd}")
+        refuse(f"np.stack: axis {ax} is out of bounds for arrays of dimension {nd}")
     src = _join_source(arrays, "arrays", ("expand", ax % nd), ax % nd, "np.stack",
                        "arrays, axis=0, out=None, dtype=None, casting='same_kind'")
-    return None if src is None else _make(src)
+    return None if src is None else make_impl(src)
 
 
 def _stack_like(pre, axis, name, with_dtype):
     sig = "tup, dtype=None, casting='same_kind'" if with_dtype else "tup"
 
     def typer(tup, dtype=None, casting="same_kind"):
-        if with_dtype and _dtype_arg(dtype, casting, name) is _NOT:
+        if with_dtype and _dtype_arg(dtype, casting, name) is NOT_CONSTANT:
             return None
         src = _join_source(tup, "tup", pre, axis, name, sig)
-        return None if src is None else _make(src)
+        return None if src is None else make_impl(src)
 
     if not with_dtype:
         def typer1(tup):
@@ -184,8 +184,8 @@ standin(np.column_stack)(_stack_like("column", 1, "np.column_stack", False))
 
 @standin(np.array)
 def _array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):  # noqa: A002
-    defaults = _const(copy) is True and _const(order) == "K" and _const(subok) is False \
-        and _const(ndmin) == 0 and _const(ndmax) == 0 and _is_none(like)
+    defaults = const_value(copy) is True and const_value(order) == "K" and const_value(subok) is False \
+        and const_value(ndmin) == 0 and const_value(ndmax) == 0 and _is_none(like)
     if not defaults:
         return None
     parts = _sequence(object)
@@ -194,7 +194,7 @@ def _array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax
         # a list or tuple of arrays: np.stack (which also checks that their shapes agree)
         src = _join_source(object, "object", ("expand", 0), 0, "np.array",
                            "object, dtype=None, copy=True, order='K', subok=False, ndmin=0, ndmax=0, like=None")
-        return None if src is None else _make(src)
+        return None if src is None else make_impl(src)
     if elems and any(_is_array(t) for t in elems):
         return None
     if _is_array(object) and _is_none(dtype):
@@ -237,16 +237,16 @@ def _pieces_source(seq, argname, pre, axis, what, sig, reshape_back=True):
 
     def piece(e_src, x_src, k):
         if stack_axis:
-            return (f"    c{k} = np.ascontiguousarray(g[{_index(nd, ax, 'p')}])\n    p += 1\n")
+            return (f"    c{k} = np.ascontiguousarray(g[{index_text(nd, ax, 'p')}])\n    p += 1\n")
         shape = f"np.shape({x_src})" if reshape_back else f"({e_src}).shape"
         return (f"    w{k} = ({e_src}).shape[{ax}]\n"
-                f"    c{k} = np.ascontiguousarray(g[{_index(nd, ax, f'p:p + w{k}')}]).reshape({shape})\n"
+                f"    c{k} = np.ascontiguousarray(g[{index_text(nd, ax, f'p:p + w{k}')}]).reshape({shape})\n"
                 f"    p += w{k}\n")
     src = f"def impl({sig}):\n    p = 0\n"
     if kind == "static":
         for k, (e, _) in enumerate(exprs):
             src += piece(e, f"{argname}[{k}]", k)
-        return src + f"    return {_tup(f'c{k}' for k in range(len(exprs)))}\n"
+        return src + f"    return {tuple_text(f'c{k}' for k in range(len(exprs)))}\n"
     src += (f"    out = []\n    for i in range(len({argname})):\n"
             + "".join("    " + ln + "\n" for ln in piece(exprs[0][0], f"{argname}[i]", "i").splitlines())
             + "        out.append(ci)\n    return out\n")
@@ -255,20 +255,20 @@ def _pieces_source(seq, argname, pre, axis, what, sig, reshape_back=True):
 
 @helper_overload(sh.concatenate_vjp)
 def _concatenate_vjp(g, arrays, axis=0):
-    ax = _const(axis)
-    if ax is _NOT or not _is_array(g):
+    ax = const_value(axis)
+    if ax is NOT_CONSTANT or not _is_array(g):
         return None
     src = _pieces_source(arrays, "arrays", None, ax, "concatenate_vjp", "g, arrays, axis=0")
-    return None if src is None else _make(src)
+    return None if src is None else make_impl(src)
 
 
 @helper_overload(sh.stack_vjp)
 def _stack_vjp(g, arrays, axis=0):
-    ax = _const(axis)
+    ax = const_value(axis)
     if not isinstance(ax, int) or not _is_array(g):
         return None
     src = _pieces_source(arrays, "arrays", ("expand", ax % g.ndim), ax % g.ndim, "stack_vjp", "g, arrays, axis=0")
-    return None if src is None else _make(src)
+    return None if src is None else make_impl(src)
 
 
 def _stack_like_vjp(pre, axis):
@@ -276,7 +276,7 @@ def _stack_like_vjp(pre, axis):
         if not _is_array(g):
             return None
         src = _pieces_source(tup, "tup", pre, axis, "stack_vjp", "g, tup")
-        return None if src is None else _make(src)
+        return None if src is None else make_impl(src)
     return typer
 
 
@@ -289,10 +289,10 @@ helper_overload(sh.column_stack_vjp)(_stack_like_vjp("column", 1))
 def _split_vjp(g, ary, indices_or_sections, axis=0):
     if not _is_array(ary) or not isinstance(g, (types.List, types.ListType, types.BaseTuple)):
         return None
-    ax = _axis_value(axis, ary.ndim, "split_vjp")
-    if ax is _NOT or ax is None:
+    ax = axis_value(axis, ary.ndim, "split_vjp")
+    if ax is NOT_CONSTANT or ax is None:
         return None
-    slot = _index(ary.ndim, ax, "b[k]:b[k + 1]")
+    slot = index_text(ary.ndim, ax, "b[k]:b[k + 1]")
     src = ("def impl(g, ary, indices_or_sections, axis=0):\n"
            f"    b = _split_bounds(ary.shape[{ax}], indices_or_sections)\n"
            "    if len(g) != b.size - 1:\n        raise ValueError('split_vjp: wrong number of pieces')\n"
@@ -302,4 +302,4 @@ def _split_vjp(g, ary, indices_or_sections, axis=0):
             src += f"    k = {k}\n    out[{slot}] = g[{k}]\n"
     else:
         src += f"    for k in range(len(g)):\n        out[{slot}] = g[k]\n"
-    return _make(src + "    return out\n")
+    return make_impl(src + "    return out\n")

@@ -19,7 +19,7 @@ from ... import runtime as rt
 from ...rules import linalg_helpers as lh
 from ..numba_lower.common import _is_array, compiled_helper, overload
 from .common import STANDINS, flag_value, literal_value, standin
-from .products import _as_lin, _bidx, _expand_last, _expand_second_last, _lin_dtype, matmul, _ndim, _prod
+from .products import as_lin, bidx, expand_last, expand_second_last, lin_dtype, matmul, ndim, shape_size
 
 
 # ----- np.linalg of stacks ---------------------------------------------------------------------
@@ -33,14 +33,14 @@ def _stack3(x):
 @_nb_overload(_stack3)
 def _stack3_ol(x):
     def impl(x):
-        return np.ascontiguousarray(x).reshape((_prod(x.shape[:-2]), x.shape[-2], x.shape[-1]))
+        return np.ascontiguousarray(x).reshape((shape_size(x.shape[:-2]), x.shape[-2], x.shape[-1]))
     return impl
 
 
 def _lin_input(a, name, min_ndim=2):
     if not _is_array(a) or a.ndim < min_ndim:
         return None
-    conv = _as_lin(a)
+    conv = as_lin(a)
     if conv is None:
         return None
     return conv
@@ -53,7 +53,7 @@ def _det(a):
         return None
     if a.ndim == 2:
         return lambda a: np.linalg.det(conv(a))
-    dt = from_dtype(_lin_dtype(a))
+    dt = from_dtype(lin_dtype(a))
 
     def impl(a):
         x = _stack3(conv(a))
@@ -71,7 +71,7 @@ def _slogdet(a):
         return None
     if a.ndim == 2:
         return lambda a: np.linalg.slogdet(conv(a))
-    d = _lin_dtype(a)
+    d = lin_dtype(a)
     dt = from_dtype(d)
     rdt = from_dtype(np.empty(0, d).real.dtype)
 
@@ -95,7 +95,7 @@ def _stacked_matrix_fn(fn):
             return None
         if a.ndim == 2:
             return lambda a: fn(conv(a))
-        dt = from_dtype(_lin_dtype(a))
+        dt = from_dtype(lin_dtype(a))
 
         def impl(a):
             x = _stack3(conv(a))
@@ -115,10 +115,10 @@ def _solve(a, b):
     ca, cb = _lin_input(a, "solve"), _lin_input(b, "solve", 1)
     if ca is None or cb is None:
         return None
-    d = np.result_type(_lin_dtype(a), _lin_dtype(b))
+    d = np.result_type(lin_dtype(a), lin_dtype(b))
     dt = from_dtype(d)
-    ca = ca if _lin_dtype(a) == d else numba.njit(lambda x: x.astype(dt))
-    cb = cb if _lin_dtype(b) == d else numba.njit(lambda x: x.astype(dt))
+    ca = ca if lin_dtype(a) == d else numba.njit(lambda x: x.astype(dt))
+    cb = cb if lin_dtype(b) == d else numba.njit(lambda x: x.astype(dt))
     if a.ndim == 2 and b.ndim <= 2:
         return lambda a, b: np.linalg.solve(ca(a), cb(b))
     if b.ndim == 1:
@@ -141,10 +141,10 @@ def _solve(a, b):
             raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
         if y.shape[1] != x.shape[1]:
             raise ValueError("solve: Input operand 1 has a mismatch in its core dimension 0")
-        n = _prod(bs)
+        n = shape_size(bs)
         out = np.empty((n, y.shape[1], y.shape[2]), dtype=dt)
         for i in range(n):
-            out[i] = np.linalg.solve(x[_bidx(i, bs, sa)], y[_bidx(i, bs, sb)])
+            out[i] = np.linalg.solve(x[bidx(i, bs, sa)], y[bidx(i, bs, sb)])
         return out.reshape(bs + (y.shape[1], y.shape[2]))
     return impl
 
@@ -155,8 +155,8 @@ def _cholesky(a, upper=False):
     up = flag_value(upper)
     if conv is None or up is None:
         return None
-    dt = from_dtype(_lin_dtype(a))
-    conj = _lin_dtype(a).kind == "c"
+    dt = from_dtype(lin_dtype(a))
+    conj = lin_dtype(a).kind == "c"
 
     def one(x):
         L = np.linalg.cholesky(x)
@@ -218,10 +218,10 @@ def _eigvalsh(a, UPLO="L"):  # noqa: N803
     uplo = _uplo_value(UPLO)
     if conv is None or uplo is None:
         return None
-    evd = _evd_fn(_lin_dtype(a), "N", uplo)
+    evd = _evd_fn(lin_dtype(a), "N", uplo)
     if a.ndim == 2:
         return lambda a, UPLO="L": evd(conv(a))[0]
-    wdt = from_dtype(np.empty(0, _lin_dtype(a)).real.dtype)
+    wdt = from_dtype(np.empty(0, lin_dtype(a)).real.dtype)
 
     def impl(a, UPLO="L"):  # noqa: N803
         x = _stack3(conv(a))
@@ -238,11 +238,11 @@ def _eigh(a, UPLO="L"):  # noqa: N803
     uplo = _uplo_value(UPLO)
     if conv is None or uplo is None:
         return None
-    evd = _evd_fn(_lin_dtype(a), "V", uplo)
+    evd = _evd_fn(lin_dtype(a), "V", uplo)
     if a.ndim == 2:
         return lambda a, UPLO="L": evd(conv(a))
-    dt = from_dtype(_lin_dtype(a))
-    wdt = from_dtype(np.empty(0, _lin_dtype(a)).real.dtype)
+    dt = from_dtype(lin_dtype(a))
+    wdt = from_dtype(np.empty(0, lin_dtype(a)).real.dtype)
 
     def impl(a, UPLO="L"):  # noqa: N803
         x = _stack3(conv(a))
@@ -263,7 +263,7 @@ def _qr(a, mode="reduced"):
         return None
     if a.ndim == 2:
         return lambda a, mode="reduced": np.linalg.qr(conv(a))
-    dt = from_dtype(_lin_dtype(a))
+    dt = from_dtype(lin_dtype(a))
 
     def impl(a, mode="reduced"):
         x = _stack3(conv(a))
@@ -314,10 +314,10 @@ def _svdvals_impl(a):
     conv = _lin_input(a, "svd")
     if conv is None:
         return None
-    values = _gesdd_values_fn(_lin_dtype(a))
+    values = _gesdd_values_fn(lin_dtype(a))
     if a.ndim == 2:
         return numba.njit(lambda a: values(conv(a)))
-    sdt = from_dtype(np.empty(0, _lin_dtype(a)).real.dtype)
+    sdt = from_dtype(np.empty(0, lin_dtype(a)).real.dtype)
 
     def impl(a):
         x = _stack3(conv(a))
@@ -344,8 +344,8 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         return None
     if a.ndim == 2:
         return lambda a, full_matrices=True, compute_uv=True, hermitian=False: np.linalg.svd(conv(a), full)
-    dt = from_dtype(_lin_dtype(a))
-    sdt = from_dtype(np.empty(0, _lin_dtype(a)).real.dtype)
+    dt = from_dtype(lin_dtype(a))
+    sdt = from_dtype(np.empty(0, lin_dtype(a)).real.dtype)
 
     def impl(a, full_matrices=True, compute_uv=True, hermitian=False):
         x = _stack3(conv(a))
@@ -400,10 +400,10 @@ def _solve_like(a, rhs, b):
 
 @_nb_overload(_solve_like)
 def _solve_like_ol(a, rhs, b):
-    if _ndim(b) == 1:
-        if _ndim(a) == 2 and _ndim(rhs) == 1:
+    if ndim(b) == 1:
+        if ndim(a) == 2 and ndim(rhs) == 1:
             return lambda a, rhs, b: _SOLVE(a, rhs)
-        return lambda a, rhs, b: _SOLVE(a, _expand_last(rhs))[..., 0]
+        return lambda a, rhs, b: _SOLVE(a, expand_last(rhs))[..., 0]
     return lambda a, rhs, b: _SOLVE(a, rhs)
 
 
@@ -421,7 +421,7 @@ def _solve_vjp_a(g, a, b, y):
     if b.ndim == 1:
         def vec(g, a, b, y):
             gb = _solve_like(np.swapaxes(a, -1, -2), g, b)
-            return rt.unbroadcast(-_expand_last(gb) * _expand_second_last(y), a)
+            return rt.unbroadcast(-expand_last(gb) * expand_second_last(y), a)
         return vec
 
     def impl(g, a, b, y):
@@ -456,7 +456,7 @@ def _svdvals_vjp(g, a):
 
     def impl(g, a):
         u, s, vt = _SVD(a, False)
-        return matmul(u * _expand_second_last(g), vt)
+        return matmul(u * expand_second_last(g), vt)
     return impl
 
 
@@ -490,7 +490,7 @@ def _svd_tangent(ta, a, y, full_matrices=True, compute_uv=True, hermitian=False)
 def _eig_part(k: int):
     def lower(a):
         conv = _lin_input(a, "eig")
-        if conv is None or _lin_dtype(a).kind == "c":
+        if conv is None or lin_dtype(a).kind == "c":
             return None
 
         @numba.njit

@@ -16,8 +16,8 @@ from ...rules import reduction_helpers as rh
 from ..numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from ..numba_lower.reductions import reduce_sum
 from .common import flag_value, literal_value, standin
-from .reductions import (_axis_form, _check_literal_axes, _float_like, _nan_max, _nan_min, reduced_shape,
-                         safe_sum, _SIGNED)
+from .reductions import (axis_form, check_literal_axes, float_like, nan_max, nan_min, reduced_shape,
+                         safe_sum, SIGNED_INTS)
 
 
 # =============================================================================
@@ -52,7 +52,7 @@ def _norm_plan(x, ord_, axis):
     the forms NumPy rejects; None for those not covered."""
     nd = x.ndim if _is_array(x) else 0
     spec = _ord_spec(ord_)
-    form = _axis_form(axis)
+    form = axis_form(axis)
     if spec is None or form is None:
         return None
     if form == "none":
@@ -129,7 +129,7 @@ _NORM_GLOBALS = {}
 
 def _norm_src_globals():
     if not _NORM_GLOBALS:
-        _NORM_GLOBALS.update(np=np, reduce_sum=safe_sum, reduce_max=_nan_max, reduce_min=_nan_min,
+        _NORM_GLOBALS.update(np=np, reduce_sum=safe_sum, reduce_max=nan_max, reduce_min=nan_min,
                              svd_reduce=svd_reduce, reduced_shape=reduced_shape, kept2=kept2)
     return _NORM_GLOBALS
 
@@ -148,15 +148,15 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
                 or not _is_none(axis) or keep:
             return None
         return lambda x, ord=None, axis=None, keepdims=False: abs(float(x))
-    if not _float_like(x):
+    if not float_like(x):
         return None
     plan = _norm_plan(x, ord, axis)
     if plan is None:
         return None
     mode, ords = plan
     nd = x.ndim
-    _check_literal_axes(axis, nd)
-    form = _axis_form(axis)
+    check_literal_axes(axis, nd)
+    form = axis_form(axis)
     src = ["def impl(x, ord=None, axis=None, keepdims=False):",
            "    xf = x.astype(np.float64)" if x.dtype != types.float64 else "    xf = x"]
     if mode == "all":
@@ -245,7 +245,6 @@ def svd_reduce(x, r, c, mode):
 
 @nb_overload(svd_reduce)
 def _svd_reduce(x, r, c, mode):
-    nd = x.ndim
 
     def impl(x, r, c, mode):
         perm, inv = _matrix_perm(x.shape, r, c)
@@ -343,14 +342,14 @@ def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
         if not isinstance(x, (types.Float, types.Integer, types.Boolean)) or not _is_none(ord) or not _is_none(axis):
             return None
         return lambda x, y, ord=None, axis=None, keepdims=False: np.divide(x, y) if y != 0.0 else 0.0
-    if not _float_like(x):
+    if not float_like(x):
         return None
     plan = _norm_plan(x, ord, axis)
     if plan is None:
         return None
     mode, ords = plan
     nd = x.ndim
-    form = _axis_form(axis)
+    form = axis_form(axis)
     src = ["def impl(x, y, ord=None, axis=None, keepdims=False):",
            "    xf = x.astype(np.float64)" if x.dtype != types.float64 else "    xf = x"]
     if mode == "all":
@@ -448,7 +447,7 @@ def _batch_size_impl(shape):
 def _sum_dtype(t):
     if t in (types.float64, types.float32, types.complex128):
         return np.dtype(str(t)).type
-    if isinstance(t, types.Boolean) or t in _SIGNED:
+    if isinstance(t, types.Boolean) or t in SIGNED_INTS:
         return np.int64
     return None
 

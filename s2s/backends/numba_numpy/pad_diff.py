@@ -13,8 +13,8 @@ from ...rules import shape_helpers as sh
 from ..numba_lower.common import _is_array, _is_none
 from ..numba_lower.common import overload as helper_overload
 from .common import STANDINS, standin
-from .shape_source import (_axis_value, _const, _is_int, _is_number, _make, _ndim, _NOT, _np_dtype,
-                           _perm_last, _refuse, _tup)
+from .shape_source import (axis_value, const_value, is_int, is_number, make_impl, ndim, NOT_CONSTANT, np_dtype,
+                           perm_last, refuse, tuple_text)
 
 
 # ===== pad ======================================================================================
@@ -24,18 +24,18 @@ _PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3, "wrap": 4}
 def _pad_widths(pad_width, nd, what):
     """Source expressions (before, after) of every axis."""
     def pair(t, e):
-        if _is_int(t):
+        if is_int(t):
             return e, e
-        if isinstance(t, types.BaseTuple) and all(_is_int(x) for x in t.types) and len(t.types) in (1, 2):
+        if isinstance(t, types.BaseTuple) and all(is_int(x) for x in t.types) and len(t.types) in (1, 2):
             return (f"{e}[0]", f"{e}[1]") if len(t.types) == 2 else (f"{e}[0]", f"{e}[0]")
         return None
 
-    if _is_int(pad_width):
+    if is_int(pad_width):
         return [("pad_width", "pad_width")] * nd
     if not isinstance(pad_width, types.BaseTuple):
         return None
     ts = pad_width.types
-    if all(_is_int(t) for t in ts):
+    if all(is_int(t) for t in ts):
         p = pair(pad_width, "pad_width")
         return None if p is None else [p] * nd
     if all(isinstance(t, types.BaseTuple) for t in ts):
@@ -43,16 +43,16 @@ def _pad_widths(pad_width, nd, what):
             p = pair(ts[0], "pad_width[0]")
             return None if p is None else [p] * nd
         if len(ts) != nd:
-            _refuse(f"{what}: pad_width has {len(ts)} entries for an array of dimension {nd}")
+            refuse(f"{what}: pad_width has {len(ts)} entries for an array of dimension {nd}")
         out = [pair(t, f"pad_width[{k}]") for k, t in enumerate(ts)]
         return None if any(p is None for p in out) else out
     return None
 
 
 def _pad_setup(array, pad_width, what):
-    if not (_is_array(array) or _is_number(array)):
+    if not (_is_array(array) or is_number(array)):
         return None
-    nd = _ndim(array)
+    nd = ndim(array)
     widths = _pad_widths(pad_width, nd, what)
     if widths is None:
         return None
@@ -72,15 +72,15 @@ def _pad_loops(nd, body: str, shape_src="s"):
 @standin(np.pad)
 def _pad(array, pad_width, mode="constant", constant_values=0, end_values=0, reflect_type="even",
          stat_length=None):
-    md = _const(mode)
+    md = const_value(mode)
     if md not in _PAD_MODES:
         return None
     if not (isinstance(end_values, types.Omitted) and isinstance(reflect_type, types.Omitted)
             and isinstance(stat_length, types.Omitted)):
         return None
     if md != "constant" and not isinstance(constant_values, types.Omitted):
-        _refuse(f"np.pad: unsupported keyword arguments for mode '{md}': constant_values")
-    if md == "constant" and not _is_number(constant_values):
+        refuse(f"np.pad: unsupported keyword arguments for mode '{md}': constant_values")
+    if md == "constant" and not is_number(constant_values):
         return None              # per-axis constants: not here
     setup = _pad_setup(array, pad_width, "np.pad")
     if setup is None:
@@ -89,25 +89,25 @@ def _pad(array, pad_width, mode="constant", constant_values=0, end_values=0, ref
     src = ("def impl(array, pad_width, mode='constant', constant_values=0, end_values=0, "
            "reflect_type='even', stat_length=None):\n    x = np.asarray(array)\n    s = x.shape\n")
     if nd == 0:
-        return _make(src + "    return x.copy()\n")
+        return make_impl(src + "    return x.copy()\n")
     for d, (b, a) in enumerate(widths):
         src += f"    m{d} = _pad_map(s[{d}], {b}, {a}, {_PAD_MODES[md]})\n"
-    shape = _tup(f"m{d}.size" for d in range(nd))
+    shape = tuple_text(f"m{d}.size" for d in range(nd))
     src += f"    out = np.empty({shape}, x.dtype)\n"
     if md == "constant":
         src += "    out[...] = constant_values\n"
         inner = ", ".join(f"{b}:{b} + s[{d}]" for d, (b, _) in enumerate(widths))
         src += f"    out[{inner}] = x\n    return out\n"
-        return _make(src)
+        return make_impl(src)
     idx_j = ", ".join(f"j{d}" for d in range(nd))
     idx_i = ", ".join(f"i{d}" for d in range(nd))
     src += _pad_loops(nd, f"out[{idx_j}] = x[{idx_i}]") + "    return out\n"
-    return _make(src)
+    return make_impl(src)
 
 
 @helper_overload(sh.pad_vjp)
 def _pad_vjp(g, array, pad_width, mode="constant"):
-    md = _const(mode)
+    md = const_value(mode)
     if md not in _PAD_MODES:
         return None
     setup = _pad_setup(array, pad_width, "np.pad")
@@ -116,7 +116,7 @@ def _pad_vjp(g, array, pad_width, mode="constant"):
     nd, widths = setup
     src = "def impl(g, array, pad_width, mode='constant'):\n    s = np.shape(array)\n"
     if nd == 0:
-        return _make(src + "    return np.asarray(g * 1.0).copy()\n")
+        return make_impl(src + "    return np.asarray(g * 1.0).copy()\n")
     for d, (b, a) in enumerate(widths):
         src += f"    m{d} = _pad_map(s[{d}], {b}, {a}, {_PAD_MODES[md]})\n"
     src += "    out = np.zeros(s)\n"
@@ -124,7 +124,7 @@ def _pad_vjp(g, array, pad_width, mode="constant"):
     idx_i = ", ".join(f"i{d}" for d in range(nd))
     cond = " and ".join(f"i{d} >= 0" for d in range(nd))
     src += _pad_loops(nd, f"if {cond}:\n    out[{idx_i}] += g[{idx_j}]") + "    return out\n"
-    return _make(src)
+    return make_impl(src)
 
 
 @helper_overload(sh.pad_value_vjp)
@@ -137,7 +137,7 @@ def _pad_value_vjp(g, array, pad_width):
     if nd:
         inner = ", ".join(f"{b}:{b} + s[{d}]" for d, (b, _) in enumerate(widths))
         src += f"    mask[{inner}] = 0.0\n"
-    return _make(src + "    return np.sum(g * mask)\n")
+    return make_impl(src + "    return np.sum(g * mask)\n")
 
 
 # ===== diff =====================================================================================
@@ -145,38 +145,38 @@ def _diff_part(t, name, nd, perm):
     """Lines setting {name}2 (rows x width) and {name}w for a prepend/append value; None: absent."""
     if _is_none(t):
         return None
-    if _is_number(t) or (_is_array(t) and t.ndim == 0):
+    if is_number(t) or (_is_array(t) and t.ndim == 0):
         return (f"    {name}w = 1\n    {name}2 = np.empty((rows, 1), dt)\n"
                 f"    {name}2[:, 0] = np.asarray({name}).ravel()[0]\n")
     if _is_array(t):
         if t.ndim != nd:
-            _refuse("np.diff: prepend/append must have the same number of dimensions as a")
+            refuse("np.diff: prepend/append must have the same number of dimensions as a")
         return (f"    {name}y = np.ascontiguousarray({name}.transpose({perm}))\n"
                 f"    _check_dims({name}y.shape, y.shape, {nd - 1})\n"
                 f"    {name}w = {name}y.shape[-1]\n    {name}2 = {name}y.reshape((rows, {name}w))\n")
-    _refuse(f"np.diff: prepend/append of type {t}")
+    refuse(f"np.diff: prepend/append of type {t}")
 
 
 @standin(np.diff)
 def _diff(a, n=1, axis=-1, prepend=None, append=None):
-    if not _is_array(a) or not _is_int(n):
+    if not _is_array(a) or not is_int(n):
         return None
     nd = a.ndim
     if nd == 0:
-        _refuse("np.diff requires input that is at least one dimensional")
-    ax = _axis_value(axis, nd, "np.diff")
-    if ax is _NOT:
+        refuse("np.diff requires input that is at least one dimensional")
+    ax = axis_value(axis, nd, "np.diff")
+    if ax is NOT_CONSTANT:
         return None
-    nv = _const(n)
-    perm, inv = _perm_last(nd, ax)
+    nv = const_value(n)
+    perm, inv = perm_last(nd, ax)
     parts = [a] + [t for t in (prepend, append) if not _is_none(t)]
-    dt = np.result_type(*[_np_dtype(t) for t in parts])
+    dt = np.result_type(*[np_dtype(t) for t in parts])
     if isinstance(nv, int) and nv < 0:
-        _refuse(f"np.diff: order must be non-negative but got {nv}")
+        refuse(f"np.diff: order must be non-negative but got {nv}")
     if nv == 0:
         return lambda a, n=1, axis=-1, prepend=None, append=None: a
-    if nv is _NOT and dt != _np_dtype(a):
-        _refuse("np.diff: with a run-time n, prepend/append may not change the dtype under jit")
+    if nv is NOT_CONSTANT and dt != np_dtype(a):
+        refuse("np.diff: with a run-time n, prepend/append may not change the dtype under jit")
     op = "c[:, 1:] != c[:, :-1]" if dt == np.bool_ else "c[:, 1:] - c[:, :-1]"
     dts = "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
     src = ("def impl(a, n=1, axis=-1, prepend=None, append=None):\n"
@@ -184,7 +184,7 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
            f"    dt = {dts}\n"
            f"    y = np.ascontiguousarray(a.transpose({perm}))\n"
            "    L = y.shape[-1]\n    rows = _prod(y.shape[:-1])\n")
-    if nv is _NOT:
+    if nv is NOT_CONSTANT:
         src += f"    if n == 0:\n        return y.transpose({inv})\n"
     src += "    y2 = y.reshape((rows, L))\n"
     pre, app = _diff_part(prepend, "prepend", nd, perm), _diff_part(append, "append", nd, perm)
@@ -197,21 +197,21 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
         src += "    c[:, prependw + L:] = append2\n"
     src += (f"    for _ in range(n):\n        c = np.ascontiguousarray({op})\n"
             f"    return c.reshape(y.shape[:-1] + (c.shape[1],)).transpose({inv})\n")
-    return _make(src)
+    return make_impl(src)
 
 
 @helper_overload(sh.diff_vjp)
 def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
-    if not (_is_array(a) and _is_array(g)) or not _is_int(n):
+    if not (_is_array(a) and _is_array(g)) or not is_int(n):
         return None
-    w = _const(which)
+    w = const_value(which)
     if w not in (0, 1, 2):
         return None
     nd = a.ndim
-    ax = _axis_value(axis, nd, "diff_vjp")
-    if ax is _NOT or ax is None:
+    ax = axis_value(axis, nd, "diff_vjp")
+    if ax is NOT_CONSTANT or ax is None:
         return None
-    perm, inv = _perm_last(nd, ax)
+    perm, inv = perm_last(nd, ax)
 
     def width(t, name):
         if _is_none(t):
@@ -232,14 +232,14 @@ def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
            f"    part = np.ascontiguousarray(cur[:, {start}:{stop}])\n"
            f"    full = part.reshape(gy.shape[:-1] + (part.shape[1],)).transpose({inv})\n"
            f"    return unbroadcast(np.ascontiguousarray(full), {target})\n")
-    return _make(src)
+    return make_impl(src)
 
 
 @helper_overload(sh.diff_tangent)
 def _diff_tangent(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     """np.diff is linear: the diff of the concatenation with part `which` replaced by its tangent
     and the other parts by zeros (np.diff's own stand-in broadcasts the prepend/append values)."""
-    w = _const(which)
+    w = const_value(which)
     if w not in (0, 1, 2) or not _is_array(a):
         return None
 
@@ -251,4 +251,4 @@ def _diff_tangent(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     parts[w] = "tv * 1.0"
     src = ("def impl(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):\n"
            f"    return diff({parts[1]}, n, axis, {parts[0]}, {parts[2]})\n")
-    return _make(src, diff=STANDINS[id(np.diff)])
+    return make_impl(src, diff=STANDINS[id(np.diff)])

@@ -19,7 +19,7 @@ from ..numba_lower import op_helpers as _lowered_op_helpers
 from ..numba_lower import runtime as _lowered_runtime
 from ..numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from .common import STANDINS, literal_value
-from .products import _expand_last, _expand_second_last, matmul, _ndim, _tensordot_fn
+from .products import expand_last, expand_second_last, matmul, ndim, tensordot_fn
 
 
 _LOWERED_FIRST = (_lowered_op_helpers, _lowered_runtime)     # (registered before the overloads below)
@@ -70,7 +70,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
         (ca, cb), perm = ph.tensordot_vjp_plan(dummy_a, dummy_b, axes, which)
     except Exception:
         return None
-    gnd = _ndim(g)
+    gnd = ndim(g)
     if gnd is None:
         return None
     if gnd == 0:       # a full contraction: g multiplies the other operand (transposed back)
@@ -84,7 +84,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
     src = ("def impl(g, a, b, axes=2):\n"
            f"    r = _td({first}, {second}, {_const_ints_src(ca)}, {_const_ints_src(cb)})\n"
            f"    return r.transpose({tuple(perm)!r})\n")
-    return _impl_from_source(src, {"np": np, "_td": _tensordot_fn(nd1, nd2, n)})
+    return _impl_from_source(src, {"np": np, "_td": tensordot_fn(nd1, nd2, n)})
 
 
 def _tdvjp_lower(which):
@@ -99,7 +99,7 @@ overload(ph.tensordot_vjp_b)(_tdvjp_lower(1))
 
 def _pair_vjp_lower(which, axes_of, scalar_other):
     def lower(g, a, b):
-        na, nb = _ndim(a), _ndim(b)
+        na, nb = ndim(a), ndim(b)
         if na is None or nb is None:
             return None
         if na == 0 or nb == 0:
@@ -125,7 +125,7 @@ def _dot_any_lower(which, other):
     inner = _pair_vjp_lower(which, _dot_axes, other)
 
     def lower(g, a, b):
-        if _ndim(a) is not None and _ndim(b) is not None and _ndim(a) <= 2 and _ndim(b) <= 2:
+        if ndim(a) is not None and ndim(b) is not None and ndim(a) <= 2 and ndim(b) <= 2:
             return None     # numba_lower's overload (matmul_vjp)
         return inner(g, a, b)
     return lower
@@ -140,19 +140,19 @@ overload(ph.inner_vjp_b)(_pair_vjp_lower(1, _inner_axes, "a"))
 # ----- matmul of stacks (runtime.matmul_vjp_a/_b; numba_lower covers 1-d and 2-d) -------------------
 def _matmul_vjp_lower(side):
     def lower(g, a, b):
-        na, nb = _ndim(a), _ndim(b)
+        na, nb = ndim(a), ndim(b)
         if na is None or nb is None or (na <= 2 and nb <= 2) or na == 0 or nb == 0:
             return None
         if side == "a":
             if nb == 1:
-                return lambda g, a, b: rt.unbroadcast(_expand_last(g) * b, a)
+                return lambda g, a, b: rt.unbroadcast(expand_last(g) * b, a)
             if na == 1:
-                return lambda g, a, b: rt.unbroadcast(matmul(b, _expand_last(g))[..., 0], a)
+                return lambda g, a, b: rt.unbroadcast(matmul(b, expand_last(g))[..., 0], a)
             return lambda g, a, b: rt.unbroadcast(matmul(g, np.swapaxes(b, -1, -2)), a)
         if na == 1:
-            return lambda g, a, b: rt.unbroadcast(_expand_last(a) * _expand_second_last(g), b)
+            return lambda g, a, b: rt.unbroadcast(expand_last(a) * expand_second_last(g), b)
         if nb == 1:
-            return lambda g, a, b: rt.unbroadcast(matmul(_expand_second_last(g), a)[..., 0, :], b)
+            return lambda g, a, b: rt.unbroadcast(matmul(expand_second_last(g), a)[..., 0, :], b)
         return lambda g, a, b: rt.unbroadcast(matmul(np.swapaxes(a, -1, -2), g), b)
     return lower
 

@@ -41,7 +41,7 @@ def _result_dtype(*ts):
     return np.result_type(*ds)
 
 
-def _lin_dtype(t):
+def lin_dtype(t):
     """The dtype np.linalg computes in for an input of type t (ints and bools: float64)."""
     d = _dtype_of(t)
     if d is None or d.kind not in "biufc" or d == np.float16:
@@ -51,7 +51,7 @@ def _lin_dtype(t):
     return d
 
 
-def _ndim(t):
+def ndim(t):
     if _is_array(t):
         return t.ndim
     if isinstance(t, (types.Boolean, types.Integer, types.Float, types.Complex)):
@@ -59,9 +59,9 @@ def _ndim(t):
     return None
 
 
-def _as_lin(t):
+def as_lin(t):
     """An njit function: its argument as an array of np.linalg's compute dtype."""
-    d = _lin_dtype(t)
+    d = lin_dtype(t)
     if d is None:
         return None
     if as_dtype(t.dtype) == d:
@@ -76,14 +76,14 @@ def _identity(x):
 
 
 # ----- shapes ---------------------------------------------------------------------------------
-def _prod(shape):
+def shape_size(shape):
     n = 1
     for s in shape:
         n *= s
     return n
 
 
-@_nb_overload(_prod)
+@_nb_overload(shape_size)
 def _prod_ol(shape):
     if len(shape) == 0:
         return lambda shape: 1
@@ -96,12 +96,12 @@ def _prod_ol(shape):
     return impl
 
 
-def _bidx(i, bshape, sshape):
+def bidx(i, bshape, sshape):
     """Flat index into a stack of shape `sshape` (broadcast against `bshape`) of flat index i of
     the broadcast stack `bshape`."""
 
 
-@_nb_overload(_bidx)
+@_nb_overload(bidx)
 def _bidx_ol(i, bshape, sshape):
     if len(sshape) == 0:
         return lambda i, bshape, sshape: 0
@@ -122,20 +122,20 @@ def _bidx_ol(i, bshape, sshape):
     return impl
 
 
-def _expand_last(x):
+def expand_last(x):
     pass
 
 
-@_nb_overload(_expand_last)
+@_nb_overload(expand_last)
 def _expand_last_ol(x):
     return lambda x: np.ascontiguousarray(x).reshape(x.shape + (1,))
 
 
-def _expand_second_last(x):
+def expand_second_last(x):
     pass
 
 
-@_nb_overload(_expand_second_last)
+@_nb_overload(expand_second_last)
 def _expand_second_last_ol(x):
     return lambda x: np.ascontiguousarray(x).reshape(x.shape[:-1] + (1, x.shape[-1]))
 
@@ -232,16 +232,16 @@ def _matmul_impl(a, b):
         "    sa = A.shape[:-2]",
         "    sb = B.shape[:-2]",
         "    bs = np.broadcast_shapes(sa, sb)",
-        "    n = _prod(bs)",
-        "    A3 = np.ascontiguousarray(A).reshape((_prod(sa), M, K))",
-        "    B3 = np.ascontiguousarray(B).reshape((_prod(sb), K, N))",
+        "    n = shape_size(bs)",
+        "    A3 = np.ascontiguousarray(A).reshape((shape_size(sa), M, K))",
+        "    B3 = np.ascontiguousarray(B).reshape((shape_size(sb), K, N))",
         "    out = np.empty((n, M, N), dtype=rt)",
         "    for i in range(n):",
-        "        out[i] = _mm2(A3[_bidx(i, bs, sa)], B3[_bidx(i, bs, sb)])",
+        "        out[i] = _mm2(A3[bidx(i, bs, sa)], B3[bidx(i, bs, sb)])",
     ]
     tail = "bs" + (" + (M,)" if na > 1 else "") + (" + (N,)" if nb > 1 else "")
     src.append(f"    return out.reshape({tail})")
-    glb = {"np": np, "_as_2d_row": _as_2d_row, "_as_2d_col": _as_2d_col, "_prod": _prod, "_bidx": _bidx,
+    glb = {"np": np, "_as_2d_row": _as_2d_row, "_as_2d_col": _as_2d_col, "shape_size": shape_size, "bidx": bidx,
            "_mm2": _mm2, "rt": from_dtype(rt)}
     return _impl_from_source("\n".join(src) + "\n", glb)
 
@@ -359,7 +359,7 @@ def _tensordot_source(na, nb, n):
 _TD_CACHE: dict = {}
 
 
-def _tensordot_fn(na, nb, n):
+def tensordot_fn(na, nb, n):
     key = (na, nb, n)
     fn = _TD_CACHE.get(key)
     if fn is None:
@@ -388,7 +388,7 @@ def _tensordot_impl(a, b, axes):
         src.append(f"    xa = np.arange({na - n}, {na}).astype(np.int64)")
         src.append(f"    xb = np.arange(0, {n}).astype(np.int64)")
     src.append("    return _td(a, b, xa, xb)")
-    return _impl_from_source("\n".join(src) + "\n", {"np": np, "_td": _tensordot_fn(na, nb, n)})
+    return _impl_from_source("\n".join(src) + "\n", {"np": np, "_td": tensordot_fn(na, nb, n)})
 
 
 def tensordot(a, b, axes=2):
@@ -407,7 +407,7 @@ def _tensordot(a, b, axes=2):
 
 def _pair_call(na, nb, xa, xb):
     """An impl(a, b) that is np.tensordot(a, b, ([xa], [xb]))."""
-    fn = _tensordot_fn(na, nb, 1)
+    fn = tensordot_fn(na, nb, 1)
 
     def impl(a, b):
         return fn(a, b, np.array([xa], dtype=np.int64), np.array([xb], dtype=np.int64))
@@ -423,7 +423,7 @@ def _numba_dot_ok(a, b):
 def _dot(a, b, out=None):
     if not _is_none(out):
         return None
-    na, nb = _ndim(a), _ndim(b)
+    na, nb = ndim(a), ndim(b)
     if na is None or nb is None:
         return None
     if na == 0 or nb == 0:
@@ -443,7 +443,7 @@ def _dot(a, b, out=None):
 
 @standin(np.inner)
 def _inner(a, b):
-    na, nb = _ndim(a), _ndim(b)
+    na, nb = ndim(a), ndim(b)
     if na is None or nb is None:
         return None
     if na == 0 or nb == 0:
@@ -567,12 +567,12 @@ def _einsum(subscripts, *operands):
         return None
     if len(operands) == 1 and isinstance(operands[0], types.StarArgTuple):
         operands = tuple(operands[0].types)
-    if not operands or not all(_is_array(t) or _ndim(t) == 0 for t in operands):
+    if not operands or not all(_is_array(t) or ndim(t) == 0 for t in operands):
         return None
     rt = _result_dtype(*operands)
     if rt is None or rt.kind not in "biufc":
         return None
-    ndims = [_ndim(t) for t in operands]
+    ndims = [ndim(t) for t in operands]
     if any(not _is_array(t) for t in operands):
         return None
     src = _einsum_source(subscripts.literal_value, ndims)

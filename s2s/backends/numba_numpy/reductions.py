@@ -20,7 +20,7 @@ from ..numba_lower.reductions import (is_float_sequence, stack_sequence, _kept_s
 from .common import flag_value, literal_value, standin
 
 
-_SIGNED = (types.int8, types.int16, types.int32, types.int64)
+SIGNED_INTS = (types.int8, types.int16, types.int32, types.int64)
 
 
 # =============================================================================
@@ -35,7 +35,7 @@ def _axis_literals(axis):
     return v if isinstance(v, tuple) else (v,)
 
 
-def _check_literal_axes(axis, nd):
+def check_literal_axes(axis, nd):
     """Raise a TypingError for literal axes NumPy would reject (out of range, repeated)."""
     axes = _axis_literals(axis)
     if axes is None:
@@ -47,7 +47,7 @@ def _check_literal_axes(axis, nd):
         raise TypingError(f"repeated axis in {axes}")
 
 
-def _axis_form(axis):
+def axis_form(axis):
     """'none', 'int', 'tuple' (of integers), or None (unsupported)."""
     if _is_none(axis):
         return "none"
@@ -65,7 +65,7 @@ def reduced_mask(axis, nd):
 
 @nb_overload(reduced_mask)
 def _reduced_mask(axis, nd):
-    form = _axis_form(axis)
+    form = axis_form(axis)
     if form == "none":
         def impl(axis, nd):
             return np.ones(nd, dtype=np.bool_)
@@ -100,7 +100,7 @@ def reduced_shape(shape, axis, keepdims):
 def _reduced_shape(shape, axis, keepdims):
     nd = len(shape)
     keep = flag_value(keepdims)
-    if keep is None or _axis_form(axis) is None:
+    if keep is None or axis_form(axis) is None:
         return None
     nred = _n_reduced(axis, nd)
     if keep:
@@ -159,7 +159,7 @@ def _safe_sum(x, axis, keep):
     return impl
 
 
-def _float_like(t):
+def float_like(t):
     """Array or scalar of float64, int or bool (what these stand-ins compute in float64)."""
     dt = t.dtype if _is_array(t) else t
     return dt == types.float64 or isinstance(dt, (types.Integer, types.Boolean))
@@ -176,7 +176,7 @@ def _reduction_typer(kind):
         if not (_is_none(dtype) and _is_none(out)):
             return None
         keep = flag_value(keepdims)
-        form = _axis_form(axis)
+        form = axis_form(axis)
         if keep is None or form is None:
             return None
         if isinstance(a, (types.List, types.UniTuple)):
@@ -187,12 +187,12 @@ def _reduction_typer(kind):
             return lambda a, axis=None, dtype=None, out=None, keepdims=False: whole(a)
         if form == "none" and not keep:
             return lambda a, axis=None, dtype=None, out=None, keepdims=False: whole(a)
-        _check_literal_axes(axis, a.ndim)
+        check_literal_axes(axis, a.ndim)
         # numba_lower's reduce_* accumulate in float64: exact for float64 input only (and for
         # the float mean); integer sums/products/extrema keep their dtype in NumPy
         if not (a.dtype == types.float64 or kind == "mean" and isinstance(a.dtype, (types.Integer, types.Boolean))):
             return None
-        lower = {"sum": safe_sum, "max": _nan_max, "min": _nan_min, "prod": _reduce_prod}.get(kind)
+        lower = {"sum": safe_sum, "max": nan_max, "min": nan_min, "prod": _reduce_prod}.get(kind)
         if kind == "mean":
             def impl(a, axis=None, dtype=None, out=None, keepdims=False):
                 s = safe_sum(a, axis, keep)
@@ -235,11 +235,11 @@ def _count_impl(shape, axis):
     return impl
 
 
-def _nan_max(x, axis, keep):
+def nan_max(x, axis, keep):
     raise NotImplementedError
 
 
-def _nan_min(x, axis, keep):
+def nan_min(x, axis, keep):
     raise NotImplementedError
 
 
@@ -307,8 +307,8 @@ def _reduce_prod_impl(x, axis, keep):
     return impl
 
 
-nb_overload(_nan_max)(_extremum_impl(True))
-nb_overload(_nan_min)(_extremum_impl(False))
+nb_overload(nan_max)(_extremum_impl(True))
+nb_overload(nan_min)(_extremum_impl(False))
 for _fn, _kind in ((np.sum, "sum"), (np.prod, "prod"), (np.max, "max"), (np.min, "min"), (np.mean, "mean")):
     standin(_fn)(_reduction_typer(_kind))
 if np.amax is not np.max:      # pragma: no cover - aliases in numpy 2
@@ -325,12 +325,12 @@ def _var_typer(take_root: bool):
         if not (_is_none(dtype) and _is_none(out)):
             return None
         keep = flag_value(keepdims)
-        if keep is None or _axis_form(axis) is None:
+        if keep is None or axis_form(axis) is None:
             return None
         if not isinstance(ddof, (int, float, types.Integer, types.Float, types.Omitted)):
             return None
         if not _is_array(a):
-            if not isinstance(a, (types.Float, types.Integer, types.Boolean)) or _axis_form(axis) != "none" or keep:
+            if not isinstance(a, (types.Float, types.Integer, types.Boolean)) or axis_form(axis) != "none" or keep:
                 return None
 
             def scalar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
@@ -338,9 +338,9 @@ def _var_typer(take_root: bool):
                 v = np.divide(0.0, max(1.0 - ddof, 0.0))
                 return np.sqrt(v) if take_root else v
             return scalar
-        if not _float_like(a):
+        if not float_like(a):
             return None
-        _check_literal_axes(axis, a.ndim)
+        check_literal_axes(axis, a.ndim)
 
         def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
             x = a.astype(np.float64)
@@ -365,7 +365,7 @@ def _scan_dtype(t):
     """NumPy's accumulator dtype for cumsum/cumprod of dtype t (None: unsupported)."""
     if t in (types.float64, types.float32):
         return t
-    if isinstance(t, types.Boolean) or t in _SIGNED:
+    if isinstance(t, types.Boolean) or t in SIGNED_INTS:
         return types.int64
     return None
 
@@ -374,7 +374,7 @@ def _scan_typer(is_sum: bool):
     def typer(a, axis=None, dtype=None, out=None):
         if not (_is_none(dtype) and _is_none(out)):
             return None
-        form = _axis_form(axis)
+        form = axis_form(axis)
         if form not in ("none", "int"):
             return None
         dt = _scan_dtype(a.dtype if _is_array(a) else a)
@@ -389,7 +389,7 @@ def _scan_typer(is_sum: bool):
                 return np.full(1, a, dtype=npdt)
             return scalar
         nd = a.ndim
-        _check_literal_axes(axis, nd)
+        check_literal_axes(axis, nd)
 
         def impl(a, axis=None, dtype=None, out=None):
             if axis is None:
@@ -437,10 +437,10 @@ standin(np.cumprod)(_scan_typer(False))
 def _average(a, axis=None, weights=None, returned=False, keepdims=False):
     ret = flag_value(returned)
     keep = flag_value(keepdims)
-    form = _axis_form(axis)
+    form = axis_form(axis)
     if ret is None or keep is None or form is None:
         return None
-    if not _float_like(a) or not (_is_none(weights) or _float_like(weights)):
+    if not float_like(a) or not (_is_none(weights) or float_like(weights)):
         return None
     if not _is_array(a):
         if form != "none" or keep:
@@ -451,7 +451,7 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
             return scalar
         return None
     nd = a.ndim
-    _check_literal_axes(axis, nd)
+    check_literal_axes(axis, nd)
     if _is_none(weights):
         def impl(a, axis=None, weights=None, returned=False, keepdims=False):
             x = a.astype(np.float64)

@@ -2,7 +2,7 @@
 
 Most are generated as source per argument types (literal axes, tuple lengths, ranks): an axis
 becomes a fixed index expression such as `out[:, p:q]`.  Here: reading constant arguments
-(`_const`, `_axis_value`, `_axes_value`, `_int_parts`), index and permutation text, and `_make`,
+(`const_value`, `axis_value`, `axes_value`, `int_parts`), index and permutation text, and `make_impl`,
 which defines a generated `impl` with numpy and the small compiled kernels generated sources
 call (`_check_dims`, `_prod`, `_fix_index`, `_pad_map`, `_split_bounds`).
 """
@@ -21,22 +21,22 @@ from ..numba_lower.common import _is_array, _is_none
 from .common import literal_value
 
 
-_NOT = object()       # an argument that is not a compile-time constant
+NOT_CONSTANT = object()       # an argument that is not a compile-time constant
 
 
-def _refuse(msg):
+def refuse(msg):
     raise TypingError("s2s (jit): " + msg)
 
 
-def _const(t):
-    return literal_value(t, _NOT)
+def const_value(t):
+    return literal_value(t, NOT_CONSTANT)
 
 
-def _is_number(t) -> bool:
+def is_number(t) -> bool:
     return isinstance(t, (types.Number, types.Boolean))
 
 
-def _is_int(t) -> bool:
+def is_int(t) -> bool:
     """An int argument: an integer type, an int literal, or an omitted int default (a Python int)."""
     if isinstance(t, types.Omitted):
         t = t.value
@@ -46,11 +46,11 @@ def _is_int(t) -> bool:
                                            and not isinstance(t.literal_value, bool))
 
 
-def _ndim(t) -> int:
+def ndim(t) -> int:
     return t.ndim if _is_array(t) else 0
 
 
-def _np_dtype(t):
+def np_dtype(t):
     if _is_array(t):
         return as_dtype(t.dtype)
     if isinstance(t, types.Literal):
@@ -90,7 +90,7 @@ def _prod_impl(shape):
     return impl
 
 
-def _make(src: str, **extra):
+def make_impl(src: str, **extra):
     """The function `impl` defined by `src` (numpy as np, and the helpers of this module)."""
     glb = {"np": np, "tuple_setitem": tuple_setitem, "_check_dims": _check_dims, "_prod": _prod,
            "_fix_index": _fix_index, "_pad_map": _pad_map, "_split_bounds": _split_bounds,
@@ -103,48 +103,48 @@ def _make(src: str, **extra):
     return glb["impl"]
 
 
-def _index(nd: int, ax: int, part: str) -> str:
+def index_text(nd: int, ax: int, part: str) -> str:
     """`x[...]` index text: `part` at position ax, full slices elsewhere."""
     return ", ".join(part if d == ax else ":" for d in range(nd)) if nd else "()"
 
 
-def _axis_value(t, nd: int, what: str):
-    """A literal int axis normalized against nd; None for None; _NOT for a run-time int."""
+def axis_value(t, nd: int, what: str):
+    """A literal int axis normalized against nd; None for None; NOT_CONSTANT for a run-time int."""
     if _is_none(t):
         return None
-    v = _const(t)
-    if v is _NOT:
+    v = const_value(t)
+    if v is NOT_CONSTANT:
         if isinstance(t, types.Integer):
-            return _NOT
-        _refuse(f"{what}: axis must be None or an int (got {t})")
+            return NOT_CONSTANT
+        refuse(f"{what}: axis must be None or an int (got {t})")
     if isinstance(v, bool) or not isinstance(v, int):
-        _refuse(f"{what}: axis must be an int (got {v!r})")
+        refuse(f"{what}: axis must be an int (got {v!r})")
     if not -nd <= v < nd:
-        _refuse(f"{what}: axis {v} is out of bounds for an array of dimension {nd}")
+        refuse(f"{what}: axis {v} is out of bounds for an array of dimension {nd}")
     return v % nd
 
 
-def _axes_value(t, nd: int, what: str):
-    """A literal int or tuple of ints axis, normalized: a tuple; None for None; _NOT otherwise."""
+def axes_value(t, nd: int, what: str):
+    """A literal int or tuple of ints axis, normalized: a tuple; None for None; NOT_CONSTANT otherwise."""
     if _is_none(t):
         return None
-    v = _const(t)
-    if v is _NOT:
-        return _NOT
+    v = const_value(t)
+    if v is NOT_CONSTANT:
+        return NOT_CONSTANT
     vals = v if isinstance(v, tuple) else (v,)
     out = []
     for a in vals:
         if isinstance(a, bool) or not isinstance(a, int):
-            _refuse(f"{what}: axis entries must be ints (got {v!r})")
+            refuse(f"{what}: axis entries must be ints (got {v!r})")
         if not -nd <= a < nd:
-            _refuse(f"{what}: axis {a} is out of bounds for an array of dimension {nd}")
+            refuse(f"{what}: axis {a} is out of bounds for an array of dimension {nd}")
         out.append(a % nd)
     if len(set(out)) != len(out):
-        _refuse(f"{what}: repeated axis in {v!r}")
+        refuse(f"{what}: repeated axis in {v!r}")
     return tuple(out)
 
 
-def _dispatch_axis(axis_src: str, nd: int, body, what: str) -> str:
+def dispatch_axis(axis_src: str, nd: int, body, what: str) -> str:
     """Source choosing body(ax) by the run-time value of an int axis (each body returns)."""
     src = (f"    if {axis_src} < -{nd} or {axis_src} >= {nd}:\n"
            f"        raise ValueError('{what}: axis is out of bounds')\n"
@@ -156,33 +156,33 @@ def _dispatch_axis(axis_src: str, nd: int, body, what: str) -> str:
     return src
 
 
-def _perm_last(nd: int, ax: int):
+def perm_last(nd: int, ax: int):
     """(permutation moving ax last, its inverse)."""
     perm = tuple(d for d in range(nd) if d != ax) + (ax,)
     return perm, tuple(int(i) for i in np.argsort(perm))
 
 
-def _perm_first(nd: int, ax: int):
+def perm_first(nd: int, ax: int):
     perm = (ax,) + tuple(d for d in range(nd) if d != ax)
     return perm, tuple(int(i) for i in np.argsort(perm))
 
 
-def _int_parts(t, name):
+def int_parts(t, name):
     """Source expressions of the integers in argument `name` of type t (an int, or a tuple of
     ints), or None for any other type."""
-    if _is_int(t):
+    if is_int(t):
         return [name]
-    if isinstance(t, types.BaseTuple) and all(_is_int(e) for e in t.types):
+    if isinstance(t, types.BaseTuple) and all(is_int(e) for e in t.types):
         return [f"{name}[{k}]" for k in range(len(t.types))]
     return None
 
 
-def _tup(items) -> str:
+def tuple_text(items) -> str:
     items = list(items)
     return "(" + "".join(f"{i}, " for i in items) + ")"
 
 
-# ===== kernels generated sources call by name (_make binds them): pad's and take's index maps, split's bounds
+# ===== kernels generated sources call by name (make_impl binds them): pad's and take's index maps, split's bounds
 @numba.njit(cache=True, error_model="numpy")
 def _pad_map(n, before, after, mode):
     """Source position along one axis of each position of the padded axis (-1: the constant)."""
@@ -254,6 +254,6 @@ def _split_bounds(n, ios):
 
 @numba.extending.overload(_split_bounds)
 def _split_bounds_impl(n, ios):
-    if _is_int(ios):
+    if is_int(ios):
         return lambda n, ios: _split_bounds_int(n, ios)
     return lambda n, ios: _split_bounds_seq(n, ios)

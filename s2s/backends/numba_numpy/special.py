@@ -26,7 +26,7 @@ from ..numba_lower.common import _is_array, _is_none
 from ..numba_lower.reductions import reduce_sum
 from .common import flag_value
 from .common import standin as _framework_standin
-from .reductions import _axis_form, _check_literal_axes, _nan_max, drop_reduced
+from .reductions import axis_form, check_literal_axes, nan_max, drop_reduced
 
 try:
     import scipy.special as _sp
@@ -366,7 +366,7 @@ def _erfcinv(x):
 _UFUNCS: dict = {}
 
 
-def _ufunc(kernel, nargs, sig=None):
+def kernel_ufunc(kernel, nargs, sig=None):
     """numba.vectorize of a scalar kernel (built on first use: compiling at import is slow);
     `sig` overrides the all-float64 signature."""
     key = (kernel, nargs)
@@ -390,7 +390,7 @@ def _binary(fn, kernel):
         if not (_elementwise_ok(x) and _elementwise_ok(y)):
             return None
         if _is_array(x) or _is_array(y):
-            uf = _ufunc(kernel, 2)
+            uf = kernel_ufunc(kernel, 2)
             return lambda x, y: uf(x, y)
         return lambda x, y: kernel(float(x), float(y))
     return typer
@@ -421,7 +421,7 @@ def _unary(fn, kernel):
         if not _elementwise_ok(x):
             return None
         if _is_array(x):
-            uf = _ufunc(kernel, 1)
+            uf = kernel_ufunc(kernel, 1)
             return lambda x: uf(x)
         return lambda x: kernel(float(x))
     return typer
@@ -442,7 +442,7 @@ if _sp is not None:
         if not (_elementwise_ok(x) and _elementwise_ok(y)):
             return None
         if _is_array(x) or _is_array(y):
-            uf = _ufunc(_xlogy, 2)
+            uf = kernel_ufunc(_xlogy, 2)
             return lambda x, y: uf(x, y)
         return lambda x, y: _xlogy(float(x), float(y))
 
@@ -451,7 +451,7 @@ if _sp is not None:
         if not isinstance(n, types.Integer) or not _elementwise_ok(x):
             return None      # SciPy's polygamma of a non-integer or array n: not covered
         if _is_array(x):
-            uf = _ufunc(_polygamma, 2)
+            uf = kernel_ufunc(_polygamma, 2)
             return lambda n, x: uf(float(n), x)
         return lambda n, x: _polygamma(float(n), float(x))
 
@@ -468,7 +468,7 @@ if _sp is not None:
         if not (_elementwise_ok(a) and _elementwise_ok(b) and _elementwise_ok(x)):
             return None
         if _is_array(a) or _is_array(b) or _is_array(x):
-            uf = _ufunc(_betainc, 3)
+            uf = kernel_ufunc(_betainc, 3)
             return lambda a, b, x: uf(a, b, x)
         return lambda a, b, x: _betainc(float(a), float(b), float(x))
 
@@ -477,7 +477,7 @@ if _sp is not None:
         if not isinstance(n, types.Integer) or not _elementwise_ok(x):
             return None      # SciPy's yn of a float or array order: not covered
         if _is_array(x):
-            uf = _ufunc(_yn, 2, "float64(int64, float64)")
+            uf = kernel_ufunc(_yn, 2, "float64(int64, float64)")
             return lambda n, x: uf(np.int64(n), x)
         return lambda n, x: _yn(np.int64(n), float(x))
 
@@ -487,7 +487,7 @@ if _sp is not None:
         if not isinstance(d, types.Integer) or not _elementwise_ok(a):
             return None
         if _is_array(a) and a.ndim > 0:
-            gl = _ufunc(_gammaln, 1)
+            gl = kernel_ufunc(_gammaln, 1)
 
             def impl(a, d):
                 af = a.astype(np.float64)
@@ -515,10 +515,10 @@ if _sp is not None:
 # =============================================================================
 
 def _reduction_ok(x, axis):
-    if _axis_form(axis) is None or not _elementwise_ok(x):
+    if axis_form(axis) is None or not _elementwise_ok(x):
         return False
     if _is_array(x):
-        _check_literal_axes(axis, max(x.ndim, 1))
+        check_literal_axes(axis, max(x.ndim, 1))
     return True
 
 
@@ -528,7 +528,7 @@ if _sp is not None:
         if not _reduction_ok(x, axis):
             return None
         if not _is_array(x) or x.ndim == 0:
-            if _axis_form(axis) == "int":
+            if axis_form(axis) == "int":
                 return None      # axis on a 0-d input: NumPy raises
 
             def scalar(x, axis=None):
@@ -539,7 +539,7 @@ if _sp is not None:
 
         def impl(x, axis=None):
             xf = x.astype(np.float64)
-            m = _nan_max(xf, axis, True)
+            m = nan_max(xf, axis, True)
             e = np.exp(xf - m)
             return e / reduce_sum(e, axis, True)
         return impl
@@ -549,7 +549,7 @@ if _sp is not None:
         if not _reduction_ok(x, axis):
             return None
         if not _is_array(x) or x.ndim == 0:
-            if _axis_form(axis) == "int":
+            if axis_form(axis) == "int":
                 return None
 
             def scalar(x, axis=None):
@@ -561,7 +561,7 @@ if _sp is not None:
 
         def impl(x, axis=None):
             xf = x.astype(np.float64)
-            m = _nan_max(xf, axis, True)
+            m = nan_max(xf, axis, True)
             m = np.where(np.isfinite(m), m, 0.0)
             t = xf - m
             return t - np.log(reduce_sum(np.exp(t), axis, True))
@@ -591,7 +591,7 @@ if _sp is not None:
                 bexp = np.exp(af)
             out_inf = np.log(reduce_sum(bexp, axis, True))
             a2 = np.where(bb == 0, -np.inf, af) if has_b else af
-            a_max = _nan_max(a2, axis, True)
+            a_max = nan_max(a2, axis, True)
             i_max = a2 == a_max
             a3 = np.where(i_max, -np.inf, a2)
             if has_b:
