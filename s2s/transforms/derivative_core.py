@@ -72,7 +72,7 @@ class DerivativeBuilder:
             names = (clone(self.namer.__dict__), dict(self.deriv_names))
             body, body_state, body_defined = sweep(start)
             new_start = dict(start)
-            for k in set(start) | set(body_state):
+            for k in {**start, **body_state}:      # (in first-seen order: a set's order varies by process)
                 a, b = start.get(k, ZERO), body_state.get(k, ZERO)
                 if a == ZERO and b == ZERO:
                     continue

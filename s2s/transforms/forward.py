@@ -383,7 +383,7 @@ class ForwardBuilder(DerivativeBuilder):
         b1 = self.block(s.body, st1, d1)
         b2 = self.block(s.orelse, st2, d2)
         joined: dict[str, str] = {}
-        for k in set(st1) | set(st2):
+        for k in {**st1, **st2}:       # (in first-seen order: the code must not vary by process)
             a, b = st1.get(k, ZERO), st2.get(k, ZERO)
             if a == ZERO and b == ZERO:
                 continue

@@ -557,7 +557,7 @@ class ReverseBuilder(DerivativeBuilder):
         return code
 
     def _join_into(self, branches: list[tuple[list, dict]], defined: set[str]) -> dict[str, str]:
-        keys = set().union(*(st.keys() for _, st in branches))
+        keys = {k: None for _, st in branches for k in st}     # (first-seen order, not a set's)
         joined: dict[str, str] = {}
         for k in keys:
             vals = [st.get(k, ZERO) for _, st in branches]
