@@ -1,5 +1,4 @@
-"""The cache directory is trusted only when it is ours alone, and s2s works without one
-(issue 17, items 13 and 15).
+"""The cache directory is trusted only when it is ours alone, and s2s works without one.
 
 Files in the cache are run as code (generated modules, Numba's pickled machine code).  A cache
 directory another user can write into, or one owned by someone else, is refused with one
@@ -190,7 +189,7 @@ def test_a_full_disk_switches_to_a_private_folder_and_leaves_no_partial_file(cac
     assert leftovers == [], leftovers
 
 
-# ----- Numba's machine code is checked before it runs (issue 17, item 11) -----------------------
+# ----- Numba's machine code is checked before it runs ---------------------------------------------
 
 def loss_a(x):
     return np.sum(np.sin(x) * x)

@@ -1,13 +1,12 @@
-"""The caches answer for the code and the arguments they were given, nothing else (issue 17).
+"""The caches answer for the code and the arguments they were given, nothing else.
 
-- A body registered in linecache (REPL, doctest) under a name another body had (item 8), and a
-  module edited and reloaded without its modification time changing (item 12), get their own
+- A body registered in linecache (REPL, doctest) under a name another body had, and a
+  module edited and reloaded without its modification time changing, get their own
   derivatives: the disk key holds the code, not only where it came from.
-- An edited `@s2s.adjoint` template module is another derivative in the next process (item 9).
+- An edited `@s2s.adjoint` template module is another derivative in the next process.
 - Array subclasses whose operators mean something else (np.matrix, masked arrays) are refused,
-  not differentiated three different ways (item 7).
-- A dropped function frees what it captured: the in-memory cache holds source functions weakly
-  (item 17).
+  not differentiated three different ways.
+- A dropped function frees what it captured: the in-memory cache holds source functions weakly.
 """
 import gc
 import importlib

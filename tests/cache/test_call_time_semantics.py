@@ -1,4 +1,4 @@
-"""What a transformed function reads, and when (issue 17): compiled code must never answer for
+"""What a transformed function reads, and when: compiled code must never answer for
 data it was not given.
 
 Numba compiles global values (arrays, numbers) into the machine code as constants, and keeps

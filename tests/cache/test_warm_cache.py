@@ -1,7 +1,7 @@
 """A second process on a warm cache neither regenerates nor recompiles, and gets the same answers.
 
 Each child process counts Numba's compilations (its `numba:compile` events) while it runs the
-quickstart or every case of tests/warm_cases.py through jit; the second process over the same
+quickstart or every case of tests/cases/warm_cases.py through jit; the second process over the same
 cache must compile nothing (machine code loaded from Numba's cache, failed variants remembered;
 the object-mode blocks of collectives, which Numba rebuilds on each load, are not counted) and
 return bit-for-bit the first process's results.

@@ -5,7 +5,7 @@ WEIGHTS = np.array([[1.0, 2.0], [3.0, 4.0]])
 
 
 def rotation_like(p):
-    # issue 16's repro shape: a 2x2 matrix built from the entries of p
+    # the shape that once lost derivatives: a 2x2 matrix built from the entries of p
     s = np.array([[p[1], -p[0]], [p[0] * p[1], 2.0 * p[1]]])
     return np.sum(s * s * WEIGHTS)
 

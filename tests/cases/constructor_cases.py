@@ -5,7 +5,7 @@ K = np.arange(5.0)
 
 
 def linspace_endpoints(a, b):
-    # issue 16's repro: grad w.r.t. (a, b) was (0, 0); right: (2.5, 7.5)
+    # grad w.r.t. (a, b) was once (0, 0); right: (2.5, 7.5)
     return np.sum(np.linspace(a, b, 5) * K)
 
 
@@ -32,7 +32,7 @@ def full_of_row(r):
 
 
 def r_of_values(x):
-    # issue 16's repro: grad was [0, 0]; right: [0, 1]
+    # grad was once [0, 0]; right: [0, 1]
     return np.sum(np.r_[x, np.ones(2)] * np.arange(4.0))
 
 

@@ -1,7 +1,7 @@
-"""Small functions whose generated source is pinned by tests/test_golden.py.
+"""Small functions whose generated source is pinned by tests/golden/test_golden.py.
 
 Editing a function here changes its expected output: regenerate with
-`python -m pytest tests/test_golden.py --update-golden` and review the diff.
+`python -m pytest tests/golden/test_golden.py --update-golden` and review the diff.
 """
 import numpy as np
 

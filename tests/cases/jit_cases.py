@@ -1,4 +1,4 @@
-"""Module-level functions for tests/test_jit.py (s2s reads their source from this file).
+"""Module-level functions for tests/jit/test_jit.py (s2s reads their source from this file).
 
 Plain NumPy, except the two decorated functions at the end, which need s2s at import time.
 """

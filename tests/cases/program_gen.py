@@ -1,4 +1,4 @@
-"""Random NumPy programs for differential testing (tests/test_random_programs.py).
+"""Random NumPy programs for differential testing (tests/reverse/test_random_programs.py).
 
 `programs()` is a Hypothesis strategy of `Program`s: the source text of a module holding
 zero to two helper functions and `f(x, y)`, plus the arguments to call it with. Every

@@ -1,4 +1,4 @@
-"""Minimal programs from failures the random-program tests found (tests/test_random_programs.py).
+"""Minimal programs from failures the random-program tests found (tests/reverse/test_random_programs.py).
 
 Each is a module-level function so s2s can read its source; the test that uses it says which
 property failed and how.

@@ -1,5 +1,5 @@
 """Programs whose branches s2s decides when it reads them (constants it knows), for
-tests/test_static_folding.py. Kept in a file of their own: s2s reads their source."""
+tests/frontend/test_static_folding.py. Kept in a file of their own: s2s reads their source."""
 import numpy as np
 
 

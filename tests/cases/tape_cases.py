@@ -1,11 +1,11 @@
 """Programs whose compiled (typed-tape) gradients once read wrong values back in the backward
 sweep: each overwrites an argument, in a loop, a branch or nested loops.  s2s reads their
-sources from this file (tests/test_jit_tapes.py)."""
+sources from this file (tests/jit/test_jit_tapes.py)."""
 import numpy as np
 
 
 def iterpower(a, n):
-    # the issue's repro: a ** (2 ** n); jit(grad) gave 33.408 for 4 a**3 = -19.652 at a = -1.7, n = 2
+    # a ** (2 ** n), a reassigned argument: jit(grad) gave 33.408 for 4 a**3 = -19.652 at a = -1.7, n = 2
     for i in range(n):
         a = a * a
     return a
@@ -62,7 +62,7 @@ def argument_overwritten_before_and_in_loop(x):
 
 
 def self_assignment(x, y):
-    # found by tests/test_random_programs.py: `x = x` reset x's cotangent (grad was 0)
+    # found by tests/reverse/test_random_programs.py: `x = x` reset x's cotangent (grad was 0)
     x = x
     return np.sum(y) + np.sum(x * x)
 

@@ -1,4 +1,4 @@
-"""Module-level functions for tests/test_vmap.py (s2s reads their source).
+"""Module-level functions for tests/vmap/test_vmap.py (s2s reads their source).
 
 Each function is written for ONE example; the tests compare
 `s2s.vmap(f, in_axes=...)(*batched_args)` with a Python loop over examples.

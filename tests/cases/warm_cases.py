@@ -1,4 +1,4 @@
-"""User programs for tests/test_warm_cache.py: what people jit, with `@`, a bias broadcast
+"""User programs for tests/cache/test_warm_cache.py: what people jit, with `@`, a bias broadcast
 along rows, loops with branches, pairwise interactions and a list literal turned into an array.
 
 Each entry of CASES is (name, how to build the jitted callable from s2s, arguments).  The module

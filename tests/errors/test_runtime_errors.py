@@ -1,5 +1,4 @@
-"""Errors raised while generated code runs are the user's errors, at the user's line (issue 17,
-items 10 and 16).
+"""Errors raised while generated code runs are the user's errors, at the user's line.
 
 Compiled code checks indexes: an index out of range raises IndexError, as NumPy does, under
 jit, jit(grad), jit(vmap) and in s2s's compiled helpers (the adjoint of `x[i]` writes at `i`);

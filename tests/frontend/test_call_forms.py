@@ -1,4 +1,4 @@
-"""Functions as users hand them over (issue 17, item 16): bound methods, class and static methods,
+"""Functions as users hand them over: bound methods, class and static methods,
 objects passed to helpers, attributes set after the transform, *args, keyword arguments at call
 time, int/complex/float32/empty arguments to the Jacobian transforms.
 

@@ -1,4 +1,4 @@
-"""In-place updates of arrays another name reads (issue 17, item 6).
+"""In-place updates of arrays another name reads.
 
 NumPy's `y += e` changes the array itself, so every name bound to it (`y = x`, a view
 `y = x[1:]`, `for row in X`) sees the change; s2s's transforms treat it as `y = y + e`. Before

@@ -1,4 +1,4 @@
-"""Side effects that do not touch the maths run as written in the forward sweep (issue 19).
+"""Side effects that do not touch the maths run as written in the forward sweep.
 
 Programs as users write them: validation that raises, f-strings, logging, warnings, print,
 plotting on a branch, `with np.errstate(...)` and other context managers, try/except that

@@ -1,4 +1,4 @@
-"""Transforms stay cheap as programs grow (issue 17, items 18-20), and stay right.
+"""Transforms stay cheap as programs grow, and stay right.
 
 Costs are measured in benchmarks/transform_cost.py, not here. These tests check what the
 cheaper passes must keep: the answers. The deep and long programs run in a child process with

@@ -5,7 +5,7 @@ dropping lines that contain an absolute path (the provenance header names
 the source file).  After an intended change to code generation, rewrite the
 expected files and review the diff:
 
-    python -m pytest tests/test_golden.py --update-golden
+    python -m pytest tests/golden/test_golden.py --update-golden
 """
 import difflib
 import os

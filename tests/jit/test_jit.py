@@ -152,7 +152,7 @@ def test_jit_grad_matches_grad(cid):
     _assert_nopython(j, len(args))
 
 
-# The whole corpus's jit(grad) == grad is checked in tests/test_warm_cache.py, in child
+# The whole corpus's jit(grad) == grad is checked in tests/cache/test_warm_cache.py, in child
 # processes that compile each case once and then load it from the disk cache in a second process.
 
 
@@ -485,7 +485,7 @@ def astype_mix(x):
 
 def test_astype_to_an_integer_dtype_stops_the_gradient_in_compiled_code():
     """float_dtype_flag's Numba version was 1.0 for every dtype: jit(grad) passed x's cotangent
-    through x.astype(int) (found by tests/test_op_sweep_jit.py on copy_astype)."""
+    through x.astype(int) (found by tests/ops/test_op_sweep_jit.py on copy_astype)."""
     x = np.array([[-1.7, 0.4, 2.6], [3.2, -0.2, 1.1]])
     ref = s2s.grad(astype_mix)(x)
     closed = x.astype(int) + (x.astype(np.float32).astype(float) + x) + x.astype(bool) + 2 * x + \

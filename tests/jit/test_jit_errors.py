@@ -1,4 +1,4 @@
-"""jit errors that point the user the right way (issue 14, item 5).
+"""jit errors that point the user the right way.
 
 1. When one of s2s's own helpers (an adjoint in s2s/rules/*_helpers.py, a runtime helper) is what
    Numba cannot compile, the error names the helper and the user's line and says the user's

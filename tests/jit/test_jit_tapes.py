@@ -1,4 +1,4 @@
-"""jit(grad) reads back, in the backward sweep, the values the forward sweep had (issue 15, item 1).
+"""jit(grad) reads back, in the backward sweep, the values the forward sweep had.
 
 The compiled code's typed tapes keep each value after its assignment; an argument's value
 before its first reassignment was on no tape, and the backward sweep read the newest value

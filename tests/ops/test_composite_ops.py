@@ -1,4 +1,4 @@
-"""Ops defined by other ops (s2s/rules/numpy_composite.py, issue 16 item 2): np.append,
+"""Ops defined by other ops (s2s/rules/numpy_composite.py): np.append,
 np.rollaxis, np.vsplit/hsplit/dsplit, np.nan_to_num, np.select, np.linalg.pinv, np.gradient (1-d), np.fft.fftshift/ifftshift, builtin sum and
 pow, and the `operator` module's arithmetic.  Before, each was a NoRuleError.  Every case:
 grad vs finite differences, jvp vs grad, vmap(grad) vs a loop; a few under jit.  And unpacking

@@ -1,4 +1,4 @@
-"""np.einsum in the forms people write (issue 16, item 4): the sublist form, any number of
+"""np.einsum in the forms people write: the sublist form, any number of
 operands, subscripts in a module constant.  The sublist form's first operand used to bind to
 the rule's `subscripts` argument and got a zero gradient; now every form is differentiated
 (grad vs finite differences, jvp vs grad, vmap vs a loop, jit(grad) == grad) or refused."""

@@ -1,4 +1,4 @@
-"""np.fft and complex values inside a function (issue 16: "the real parts of fft").
+"""np.fft and complex values inside a function: the real parts of fft.
 
 Inputs and outputs are real, complex values live in between.  Every program below is checked
 through grad against central finite differences, jvp against grad (<grad, v>), vmap(grad) against

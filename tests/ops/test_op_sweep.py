@@ -1,6 +1,6 @@
 """Op sweep: every rule of the rule table against finite differences.
 
-For each case of tests/op_cases.py (one small function per op):
+For each case of tests/cases/op_cases.py (one small function per op):
 - reverse mode: `s2s.grad` w.r.t. every argument vs central finite differences;
 - forward mode: `s2s.jvp` vs finite differences along a random direction and
   vs <grad, v>;
@@ -306,10 +306,10 @@ NONDIFF_OPS = [np.sign, np.floor, np.ceil, np.rint, np.trunc, np.greater, np.les
 CONSTRUCTORS = [np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
                 np.eye, np.identity]
 # constructors whose float arguments carry a derivative: rules, fresh results
-# (tests/test_constructor_derivatives.py checks them against finite differences)
+# (tests/ops/test_constructor_derivatives.py checks them against finite differences)
 DIFFERENTIABLE_CONSTRUCTORS = [np.full, np.linspace, np.full_like, np.logspace]
 # constructors whose float arguments s2s does not differentiate: refused when one is differentiated
-# (tests/test_nondiff_audit.py)
+# (tests/ops/test_nondiff_audit.py)
 REFUSED_CONSTRUCTORS = [np.arange]
 
 

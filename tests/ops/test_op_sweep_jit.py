@@ -1,4 +1,4 @@
-"""Op sweep under jit: every op case of tests/op_cases.py compiled by Numba in nopython mode
+"""Op sweep under jit: every op case of tests/cases/op_cases.py compiled by Numba in nopython mode
 (`fallback=False`), compared with the unjitted transform on the same inputs.
 
 - `jit(value_and_grad(f))` == `(f, grad(f))`, w.r.t. every float argument;
@@ -10,10 +10,10 @@ Every case under every transform is a Numba compilation of seconds: CI takes one
 value_and_grad / jvp / vmap per case for 3 cases in 24 (in turn), every 24th case under
 vmap(grad) and hessian, and the cases where this sweep found a wrong answer (_FOUND);
 S2S_FULL_SWEEP=1 runs them all (about 40 minutes on 2 cores).  The same
-rules, helpers and stand-ins run for the other cases in tests/test_jit.py, test_jit_vmap_ops.py,
+rules, helpers and stand-ins run for the other cases in tests/jit/test_jit.py, test_jit_vmap_ops.py,
 test_numba_numpy_*.py and the random programs.
 
-The unjitted transforms are checked against finite differences in tests/test_op_sweep.py; here
+The unjitted transforms are checked against finite differences in tests/ops/test_op_sweep.py; here
 jit must not change an answer (rtol 1e-12, atol 1e-12 relative to the result's scale).
 KNOWN_JIT lists what Numba does not compile yet, as strict xfails naming the reason: remove an entry
 when it compiles (the test then fails, on purpose).
@@ -45,7 +45,7 @@ def _helper(name):
 
 KNOWN_JIT: dict[tuple[str, str], str] = {
     # np.squeeze without axis=: the result's rank depends on the shape, which Numba does not type
-    # (s2s refuses it at the user's line: tests/test_jit.py::
+    # (s2s refuses it at the user's line: tests/jit/test_jit.py::
     # test_squeeze_without_axis_is_refused_at_the_user_line_and_falls_back_right)
     **{(t, "expand_squeeze"): "np.squeeze without axis= (s2s's stand-in refuses it: give axis=)"
        for t in ("value_and_grad", "jvp", "vmap", "vmap_grad", "hessian")},
@@ -59,7 +59,7 @@ KNOWN_JIT: dict[tuple[str, str], str] = {
 # Cases whose compilation under a transform takes many minutes (LLVM optimizing one large function:
 # jit(vmap(grad(var_case))) took 919 s on 2 cores, jit(hessian) 157 s; with NUMBA_OPT=0, 33 s).
 # Left to the full sweep (S2S_FULL_SWEEP=1); the same np.var rules run under jit in CI through
-# value_and_grad, jvp and vmap of this case and tests/test_jit.py.
+# value_and_grad, jvp and vmap of this case and tests/jit/test_jit.py.
 _SLOW_COMPILE = {("vmap_grad", "var"), ("hessian", "var")}
 
 

@@ -1,4 +1,4 @@
-"""np.median / np.percentile / np.quantile, np.partition and np.linalg.eig / eigvals (issue 16):
+"""np.median / np.percentile / np.quantile, np.partition and np.linalg.eig / eigvals:
 ops defined by other ops (s2s/rules/numpy_composite.py) with helpers in s2s/rules/reduction_helpers.py and linalg_helpers.py.
 
 - quantiles: NumPy's default 'linear' method, the reduced axes sorted, the two order statistics
@@ -11,9 +11,9 @@ ops defined by other ops (s2s/rules/numpy_composite.py) with helpers in s2s/rule
   matrices (eigenvectors through sign-invariant functions: unit columns have a sign NumPy picks),
   complex eigenvalues refused at run time;
 - FFT (they were refused here while s2s had no complex values): closed forms of three gradients;
-  tests/test_fft.py has the rest.
+  tests/ops/test_fft.py has the rest.
 
-The op sweep (tests/test_op_sweep.py, test_op_sweep_jit.py) runs the cases of tests/op_cases.py
+The op sweep (tests/ops/test_op_sweep.py, test_op_sweep_jit.py) runs the cases of tests/cases/op_cases.py
 for the same ops under every transform; here: closed forms, refusals, and a few jit/vmap checks.
 """
 import numpy as np

@@ -3,7 +3,7 @@ finite differences somewhere.
 
 For each op of NumPy, scipy, math, operator and the builtins with a reverse-mode rule, the
 parameters its adjoint template writes (`d[x] = ...`) are the float arguments that carry a
-derivative.  This test reads the op sweep's cases (tests/op_cases.py, where grad and jvp are
+derivative.  This test reads the op sweep's cases (tests/cases/op_cases.py, where grad and jvp are
 compared with finite differences for every argument) and requires each such parameter to
 receive, in at least one case, a value computed from the case's inputs.  Ops checked by a
 dedicated file instead are listed in ELSEWHERE with that file (which must exist).  A new rule
@@ -98,7 +98,7 @@ def test_every_differentiated_argument_of_every_op_has_a_finite_difference_case(
         if left:
             missing.append(f"{rule.name}: {', '.join(left)}")
     assert not missing, ("ops whose differentiated arguments no op-sweep case varies (add a case to "
-                         "tests/op_cases.py):\n  " + "\n  ".join(sorted(missing)))
+                         "tests/cases/op_cases.py):\n  " + "\n  ".join(sorted(missing)))
 
 
 @pytest.mark.parametrize("name", sorted(ELSEWHERE))

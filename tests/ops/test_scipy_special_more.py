@@ -1,9 +1,9 @@
-"""scipy.special gamma/beta/incomplete/Bessel/inverse-erf functions (issue 16): derivatives against
+"""scipy.special gamma/beta/incomplete/Bessel/inverse-erf functions: derivatives against
 closed forms and finite differences, third derivatives, the refused arguments (shape parameters
 and Bessel orders), gammasgn as a non-differentiable op, vmap(grad) against a loop, and the
 Numba stand-ins (SciPy's own compiled kernels) against SciPy.
 
-The op sweep (tests/op_cases.py: gamma, beta, betainc_gammainc, multigammaln, bessel_jy, bessel_i,
+The op sweep (tests/cases/op_cases.py: gamma, beta, betainc_gammainc, multigammaln, bessel_jy, bessel_i,
 erfinv) checks every transform of each rule against finite differences; this file checks the maths
 itself and what the sweep cannot: refusals, exact agreement of the stand-ins, third order.
 """

@@ -97,7 +97,7 @@ def case_grad():
     g = s2s.pmap(s2s.grad(device_loss), axis_name="r", backend="mpi")(MINE)[0]
     close(g, numeric_grad(whole_loss, (X,), 0)[RANK], "pmap(grad)", tol=1e-6)
     # (pmap compiles the per-device gradient anyway: pmap(jit(grad)) == pmap(grad) is checked on
-    # the cpu backend, tests/test_pmap.py, without a second uncacheable numba-mpi compile here)
+    # the cpu backend, tests/pmap/test_pmap*.py, without a second uncacheable numba-mpi compile here)
     y = RNG.standard_normal((SIZE, SIZE, 2))
     gs = s2s.pmap(s2s.grad(swap_loss), axis_name="r", backend="mpi")(y[RANK][None])[0]
     close(gs, numeric_grad(whole_swap_loss, (y,), 0)[RANK], "pmap(grad) through all_to_all", tol=1e-6)

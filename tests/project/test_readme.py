@@ -49,7 +49,7 @@ def _block_after(text, pos, lang):
 
 def _find(text, phrase):
     pos = text.find(phrase)
-    assert pos >= 0, f"README.md no longer contains {phrase!r}; update tests/test_readme.py with it"
+    assert pos >= 0, f"README.md no longer contains {phrase!r}; update tests/project/test_readme.py with it"
     return pos
 
 
@@ -121,7 +121,7 @@ def test_every_verbatim_claim_is_checked():
     checked = [text.find(_SHOW_CLAIM), text.find(_CLI_CLAIM)]
     unchecked = [text[max(0, c - 80):c + 20] for c in claims
                  if not any(0 <= k <= c < k + max(len(_SHOW_CLAIM), len(_CLI_CLAIM)) for k in checked)]
-    assert not unchecked, f"README claims verbatim output that tests/test_readme.py does not check: {unchecked}"
+    assert not unchecked, f"README claims verbatim output that tests/project/test_readme.py does not check: {unchecked}"
 
 
 def test_rules_md_excerpts_are_real(tmp_path):

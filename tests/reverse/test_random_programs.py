@@ -1,6 +1,6 @@
-"""Differential testing on random NumPy programs (issue 15, item 3).
+"""Differential testing on random NumPy programs.
 
-tests/program_gen.py generates programs `f(x, y)` (loops, branches, while, break/continue,
+tests/cases/program_gen.py generates programs `f(x, y)` (loops, branches, while, break/continue,
 early return, indexed writes, helper calls, reassigned arguments; see its docstring). Each
 program is written to its own module file and imported, and these properties are checked
 on it (all of them on the same program):
@@ -22,7 +22,7 @@ with an xfail regression test at the end of this file), so that the CI profile p
 The jit properties (2, 3 and jit of 5) run on a deterministic eighth of the programs in CI (a
 quarter in the soak), the hessian on a quarter of the scalar-x programs (half in the soak):
 compiling and generating are most of the time.
-Any failure prints the program and its arguments (paste them into tests/random_regressions.py).
+Any failure prints the program and its arguments (paste them into tests/cases/random_regressions.py).
 
 Profiles (environment variables):
     (none)             CI: 8 shards x 40 programs, fixed seeds.
@@ -389,7 +389,7 @@ for _shard in range(SHARDS):
 del _shard
 
 
-# ----- regressions: the minimal programs of the failures found (tests/random_regressions.py) -----
+# ----- regressions: the minimal programs of the failures found (tests/cases/random_regressions.py) -----
 from cases import random_regressions as R
 from cases.fd import assert_close
 
