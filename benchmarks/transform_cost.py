@@ -9,7 +9,7 @@ from an earlier one): the time is the first call of the transformed function (ge
 source, load it, run it once), and the memory is how much the process's peak resident size
 grew during that call (after importing s2s and NumPy). The growth exponent is the least-squares slope of log(time) on log(size).
 
-The programs (`long_program`, `deep_loops`, `scalar_loop`) are also what tests/test_transform_cost.py
+The programs (`long_program`, `deep_loops`, `scalar_loop`) are also what tests/frontend/test_transform_cost.py
 checks for correctness.
 """
 from __future__ import annotations

@@ -89,7 +89,7 @@ def table() -> str:
            "user's line (wrap them in `s2s.stop_gradient` if no gradient is wanted). Integer, axis, shape and",
            "flag arguments carry no derivative and are not listed. *vmap* says how the op is batched (a",
            "per-example loop is correct but slower). Under `jit` every op compiles through Numba except",
-           "the (transform, case) pairs listed as strict xfails in `tests/test_op_sweep_jit.py` (`KNOWN_JIT`),",
+           "the (transform, case) pairs listed as strict xfails in `tests/ops/test_op_sweep_jit.py` (`KNOWN_JIT`),",
            "each with its reason. Arguments and outputs are real; complex values may live in between",
            "(`np.fft.*`, `1j * x`, `z.real`, `np.abs(z)`: see rules.md, \"Complex values inside a function\").",
            "Complex eigenvalues are refused with a clear error.",

@@ -1,4 +1,14 @@
-"""Shared pytest configuration for the s2s test suite."""
+"""Shared pytest configuration for the s2s test suite.
+
+The tests are grouped by subsystem: ops (the rule table, op by op), frontend (what s2s reads:
+closures, lists, side effects, call forms), reverse and forward (grad and jvp/jacobians on the
+corpus, pytrees, remat, random programs), vmap, jit (Numba lowering, fusion, kernels), cache
+(the generated-code and machine-code caches), pmap, cudasim (the CUDA target under Numba's
+simulator, run in its own process), errors, cli, project (README, docs, layering, benchmarks),
+golden (generated source pinned) and real (realistic programs). The modules they share (the
+corpus, the op cases, finite differences, ...) are the package cases/, importable because
+setup.cfg puts tests/ on sys.path (`from cases import corpus`).
+"""
 
 
 def pytest_addoption(parser):

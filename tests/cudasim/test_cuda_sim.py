@@ -1,6 +1,5 @@
 """The CUDA target, run under Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, own process)."""
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -8,8 +7,7 @@ import pytest
 if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
     pytest.skip("run with NUMBA_ENABLE_CUDASIM=1 in its own process", allow_module_level=True)
 
-sys.path.insert(0, os.path.dirname(__file__))
-import cuda_cases as C  # noqa: E402
+from cases import cuda_cases as C
 import s2s  # noqa: E402
 
 

@@ -5,7 +5,6 @@ computes against NumPy, that collectives take and give back numba.cuda device ar
 the host code (a Python function per GPU) can launch `s2s.jit(g, target="cuda")` kernels.
 """
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,13 +12,11 @@ import pytest
 if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
     pytest.skip("run with NUMBA_ENABLE_CUDASIM=1 in its own process", allow_module_level=True)
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from numba import cuda  # noqa: E402
 
-import cuda_cases as C  # noqa: E402
+from cases import cuda_cases as C
 import s2s  # noqa: E402
-from fd import assert_close, numeric_grad  # noqa: E402
+from cases.fd import assert_close, numeric_grad
 
 X = np.linspace(-2.0, 2.0, 257).reshape(1, 257)       # one shard per (simulated) GPU
 KERNEL = s2s.jit(C.elementwise, target="cuda")

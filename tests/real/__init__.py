@@ -1,1 +1,1 @@
-"""Corpus of realistic NumPy programs (issue 19): see test_real_programs.py."""
+"""Corpus of realistic NumPy programs: see test_real_programs.py."""

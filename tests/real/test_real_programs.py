@@ -1,4 +1,4 @@
-"""Issue 19: realistic NumPy programs, written the way people write them, under s2s.
+"""Realistic NumPy programs, written the way people write them, under s2s.
 
 Each module in this directory holds a few programs and a list ``CASES`` of dicts:
 
@@ -30,7 +30,7 @@ file passes now. When s2s changes:
 - a check that fails with another exception class, or with the same class but another first
   line (the construct it stopped at is supported now, and the next one is not), fails with
   ``KnownFailureChanged``, which names the new error: update its entry (this table is the work
-  plan of issue 19, so it must say what blocks each program now).
+  plan for these programs, so it must say what blocks each program now).
 Wrong answers (a gradient that disagrees with finite differences without an error) are listed
 with ``AssertionError`` and a reason starting "WRONG ANSWER"; their message is not compared.
 """
@@ -130,8 +130,8 @@ KNOWN_FAILURES: dict[tuple[str, str], tuple[type, str]] = {
 
 # jit(grad) checks that compile for 10-30 s each (Numba, cold): marked slow and left out of CI's
 # command (`-m "not slow"`), their constructs being compiled there by smaller programs:
-# tests/test_closures_lists.py (step closures, lists kept as rows, reduce, integrators taking a
-# function, comprehensions, under jit) and tests/test_jit_fusion_types.py (the HMM's forward pass).
+# tests/frontend/test_closures_*.py (step closures, lists kept as rows, reduce, integrators taking a
+# function, comprehensions, under jit) and tests/jit/test_jit_fusion_types.py (the HMM's forward pass).
 SLOW_JIT = {"rnn.rnn_log_likelihood", "rnn.rnn_regression_loss", "lstm.lstm_log_likelihood", "gp.gp_objective_lambda",
             "numerics.lotka_volterra_rk4", "mixtures.gmm_log_likelihood", "hmm.hmm_scaled_forward"}
 
