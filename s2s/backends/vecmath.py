@@ -17,7 +17,7 @@ LLVM vectorizes every loop they are inlined into.
           negates by bit selects.  Exact reduction needs |x| <= 2**20 (TRIG_MAX).
 
 Measured against a long-double reference over 1e6 points per range
-(tests/test_vecmath.py): exp within 1 ulp, tanh within 3 ulp, sin/cos within
+(tests/jit/test_vecmath.py): exp within 1 ulp, tanh within 3 ulp, sin/cos within
 1 ulp (NumPy's own are within 1, 1.2 and 1); inf, -inf, nan, +-0, overflow
 and the subnormal range match NumPy.  Speed on AVX-512 (1e6 elements in
 cache): exp 1.5 ns/element vs 4.2 for the C library, tanh 1.6 vs 14.7.

@@ -9,6 +9,6 @@ Every public function of a `*_helpers.py` module is visible, by name, in generat
 imports it from its module, one of frontend/namespace.py's HELPER_MODULES), and is one of three
 kinds, which its rule module says: bookkeeping (registered `nondiff`), readable (plain NumPy that
 s2s reads and differentiates like a user's helper) or ruled (its own adjoint and tangent rule).
-docs/rules.md ("Helpers instead of branches") describes the three; tests/test_op_sweep.py checks
+docs/rules.md ("Helpers instead of branches") describes the three; tests/ops/test_op_sweep.py checks
 that every public helper either has a rule or normalizes as a readable helper.
 """

@@ -413,7 +413,7 @@ class Fuser:
         # loop, not an element per i): the loop must not run then, so t must be an array
         # (the same for a value used only inside the loop: `dc0 = unbroadcast(g, c0)` with c0 a number
         # is a sum over the loop, which an element per i would get wrong: a silently wrong gradient
-        # under jit, tests/test_jit_fusion_types.py::test_unbroadcast_to_a_number_inside_a_fused_run)
+        # under jit, tests/jit/test_jit_fusion_types.py::test_unbroadcast_to_a_number_inside_a_fused_run)
         summed += [[like] for like in dict.fromkeys(self.unbroadcast_target(n) for st in run_body
                                                     for n in iter_nodes(st.value))
                    if like in inputs and not self.ranks.get(like, 0) > 0 and [like] not in summed]
