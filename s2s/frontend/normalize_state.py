@@ -4,7 +4,7 @@
 statements.py, loops.py, anf.py, containers.py, sequences.py, functions.py, foreign.py, effects.py
 with effect_regions.py); they share what they learn about the function being normalized through
 this record, `normalizer.state`, and through nothing else: a part holds no attribute of its own
-(tests/test_normalize_state.py checks it). Each field says what it holds, which parts write it
+(tests/frontend/test_normalize_state.py checks it). Each field says what it holds, which parts write it
 (besides `start`, which sets every field) and which read it; the test checks that every part
 using a field is named there. A part that calls another part's method leaves that field to the
 method.
