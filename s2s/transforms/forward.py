@@ -17,7 +17,7 @@ import dataclasses
 import gast
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..analysis.activity import varied
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..rules.table import lookup

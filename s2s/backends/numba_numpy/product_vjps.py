@@ -16,7 +16,7 @@ from numba.core.errors import TypingError
 from ... import runtime as rt
 from ...rules import products_helpers as ph
 from ..numba_lower import op_helpers as _lowered_op_helpers
-from ..numba_lower import runtime as _lowered_runtime
+from ...runtime import core_numba as _lowered_runtime
 from ..numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from .common import STANDINS, literal_value
 from .products import _expand_last, _expand_second_last, matmul, _ndim, _tensordot_fn

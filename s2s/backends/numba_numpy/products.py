@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype, from_dtype
 
 from ...rules import products_helpers as ph
 from ..numba_lower.common import _impl_from_source, _is_array, _is_none
-from ..numba_lower.runtime import _blas_operand
+from ...runtime.core_numba import _blas_operand
 from .common import literal_value, standin
 
 

@@ -1,4 +1,4 @@
-"""Device groups and axis bindings: what a collective exchanges through (runtime_collectives.py).
+"""Device groups and axis bindings: what a collective exchanges through (collectives.py).
 
 `s2s.pmap(f, axis_name="batch")` binds, on each device it runs f on, that name to the device's
 group and index (`bind_axis`: a thread-local stack, so pmaps nest).  A group's `exchange` hands
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CollectiveError
+from ..errors import CollectiveError
 
 
 def collective_timeout() -> float:

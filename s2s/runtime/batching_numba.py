@@ -1,4 +1,4 @@
-"""Numba lowering of s2s/runtime_batching.py's helpers (vmap's batched operations).
+"""Numba lowering of batching.py's helpers (vmap's batched operations).
 
 badd_at, balign, batch_size, baxis, btranspose, breshape, bgetitem, bseed, bmatmul, bdot,
 bunbroadcast, bbroadcast_like, bexpand_reduced, bexpand, bmatmul_vjp_a / bmatmul_vjp_b.
@@ -9,11 +9,11 @@ import numba
 import numpy as np
 from numba import types
 
-from ... import runtime as rt
-from ... import runtime_batching as rtb
-from .common import _impl_from_source, _is_array, _is_complex, _is_none, _np_dtype, overload
-from .loops import bmap_empty, bmap_put, zero_example
-from .runtime import _blas_operand
+from .. import runtime as rt
+from . import batching as rtb
+from ..backends.numba_lower.common import _impl_from_source, _is_array, _is_complex, _is_none, _np_dtype, overload
+from ..backends.numba_lower.loops import bmap_empty, bmap_put, zero_example
+from .core_numba import _blas_operand
 
 
 def _basic_index_type(index) -> bool:

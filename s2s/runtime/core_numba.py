@@ -1,4 +1,4 @@
-"""Numba lowering of s2s/runtime.py's helpers.
+"""Numba lowering of the core runtime helpers (s2s/runtime/__init__.py).
 
 Tapes (stack, push, pop, restore), argument checks, seeds and zeros, unbroadcast / broadcast_like /
 expand_reduced / reduced_size, tie and extremum weights, add_at (and add_at_value, rt.add_at as a
@@ -7,6 +7,8 @@ np.ndim, fft_axes and inverse_axes.
 """
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
 from numba import types
@@ -14,10 +16,15 @@ from numba.extending import register_jitable
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import List
 
-from ... import runtime as rt
-from .common import _impl_from_source, _is_array, _is_complex, _is_none, _overload, overload
-from .reductions import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence, reduce_sum,
-                         stack_sequence)
+from .. import runtime as rt
+from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none, _overload,
+                                           overload)
+from ..backends.numba_lower.reductions import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
+                                               reduce_sum, stack_sequence)
+
+# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
+__name__ = "s2s.backends.numba_lower.runtime"
+sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 # ----- tapes -----------------------------------------------------------------------
