@@ -73,7 +73,7 @@ class bind_axis:
 def _user_site() -> str:
     """`File "...", line N` of the first frame outside s2s (the user's call, or a generated file:
     the transformation objects add the user's line for those)."""
-    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep     # s2s/
     frame = sys._getframe(2)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
         frame = frame.f_back
