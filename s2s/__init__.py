@@ -8,7 +8,7 @@ from .rules import table as _rule_table  # noqa: F401  (registers the rule table
 from .api import grad, hessian, jacfwd, jacrev, jit, jvp, show, value_and_grad, vjp, vmap
 from .api import (device_count, devices, local_device_count, local_devices, pmap, process_count,
                   process_index)
-from .runtime_collectives import (all_gather, all_to_all, axis_index, axis_size, pmax, pmean, pmin, ppermute,
+from .runtime.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax, pmean, pmin, ppermute,
                                   psum, pswapaxes)
 from .custom import adjoint, custom_jvp, custom_vjp, stop_gradient, tangent
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten

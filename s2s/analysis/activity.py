@@ -13,7 +13,7 @@ import gast
 
 from ..rules.table import lookup
 from .. import runtime as rt
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..frontend.ast_build import walk_stmts as _stmts
 from ..frontend.nodes import iter_nodes
 

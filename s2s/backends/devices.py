@@ -20,7 +20,7 @@ import warnings
 from typing import Any, Callable
 
 from ..errors import ArgumentError, CollectiveError
-from ..runtime_devices import MpiGroup, ThreadGroup, bind_axis, bindings
+from ..runtime.devices import MpiGroup, ThreadGroup, bind_axis, bindings
 
 BACKENDS = ("cpu", "cuda", "mpi")
 _MPI_SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS")

@@ -9,7 +9,7 @@ does (the rule table's `lower` field is unused: the lowering is here and in numb
   kernels, vecmath.py); inside fused loops sin/cos call the kernels directly, count the
   arguments beyond the kernels' range and rerun the loop with the C library if any;
 - fused loops: `prange` under target="parallel";
-- side effects kept as written (runtime_effects.py): a block runs in `with objmode():` (an
+- side effects kept as written (runtime/effects.py): a block runs in `with objmode():` (an
   f-string's value comes out as a string), `raise_block` is followed by a `raise` Numba sees;
   `np.errstate` markers go (Numba keeps no floating-point error state); any other `with`, and a
   `try`, around compiled code are refused.
@@ -31,18 +31,20 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
-from .. import runtime_effects as rte
-from .. import runtime_fused as rtf
+from ..runtime import batching as rtb
+from ..runtime import effects as rte
+from ..runtime import fused as rtf
 from ..analysis.resolve import resolve_call
 from ..frontend.annotations import EFFECT_FUNCTIONS, INNER, ROWS_ACCUMULATE, SECTION, getanno, setanno
 from ..frontend.ast_build import Namer, assign, call_named, const, copy_loc, name, namer_for
 from . import memory, numba_cache  # noqa: F401
-# importing registers the Numba overloads: every module of numba_lower/, then every family of numba_numpy/
-# (namespace imports them all; where both lower one helper, Numba tries numba_lower's first), then vecmath's
-from .numba_lower import common as lowering, loops, op_helpers, reductions, runtime as runtime_lowering
-from .numba_lower import runtime_batching as batching_lowering, runtime_fused as fused_lowering
-from .numba_lower import collectives as collectives_lowering  # noqa: F401  (registers the overloads)
+# importing registers the Numba overloads: every module of numba_lower/ and the runtime's Numba versions
+# (runtime/*_numba.py), then every family of numba_numpy/ (namespace imports them all; where both lower one
+# helper, Numba tries numba_lower's first), then vecmath's
+from .numba_lower import common as lowering, loops, op_helpers, reductions
+from ..runtime import core_numba as runtime_lowering
+from ..runtime import batching_numba as batching_lowering, fused_numba as fused_lowering
+from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (registers the overloads)
 from .numba_numpy.namespace import compiled_globals
 from . import vecmath
 from ..frontend.nodes import clone, iter_nodes
@@ -261,7 +263,7 @@ class _Lower(gast.NodeTransformer):
         return node
 
     def side_effect(self, node):
-        """A kept side effect (runtime_effects.py) as compiled code runs it; None for other statements."""
+        """A kept side effect (runtime/effects.py) as compiled code runs it; None for other statements."""
         value = node.value
         fn = self.resolve(value) if isinstance(value, gast.Call) else None
         if fn is rte.effect or fn is rte.raise_block:

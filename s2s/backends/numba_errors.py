@@ -137,8 +137,8 @@ def _compile_reason(exc) -> str:
 # were generated from (a user file, or for vmap(grad(f)) and hessian(f) another generated file).
 _BACKEND_HELPER_MODULES = ("s2s.backends.numba_lower.common", "s2s.backends.numba_lower.loops",
                            "s2s.backends.numba_lower.op_helpers", "s2s.backends.numba_lower.reductions",
-                           "s2s.backends.numba_lower.runtime", "s2s.backends.numba_lower.runtime_batching",
-                           "s2s.backends.numba_lower.runtime_fused", "s2s.backends.vecmath")
+                           "s2s.backends.numba_lower.runtime",     # (runtime/core_numba.py's name: see runtime/)
+                           "s2s.runtime.batching_numba", "s2s.runtime.fused_numba", "s2s.backends.vecmath")
 
 
 def _is_s2s_helper(value) -> bool:

@@ -2,7 +2,7 @@
 
 Normalization (frontend/effects.py) keeps the statements a `with` or a `try` holds in the normal
 form's flat statement lists, between two markers: `with_start(key, ...)` / `try_start(key, ...)`
-and `region_end(key, ...)` (runtime_effects.py). The transforms and optimizations see them as
+and `region_end(key, ...)` (runtime/effects.py). The transforms and optimizations see them as
 calls made for their effect and keep them, in order, in the same statement list (reverse mode's
 forward sweep keeps the user's statements in order, pushes included; for `np.errstate` its
 backward sweep mirrors them around the body's derivative). Just before the Python source is
@@ -26,7 +26,7 @@ from typing import Any
 
 import gast
 
-from .. import runtime_effects as rte
+from ..runtime import effects as rte
 from ..analysis.resolve import resolve_call
 from ..errors import TransformError
 from ..frontend.ast_build import const, copy_loc, name

@@ -13,7 +13,7 @@ import copy
 import gast
 import numpy as np
 
-from .. import runtime_effects as rte
+from ..runtime import effects as rte
 from ..errors import UnsupportedSyntaxError
 from .ast_build import const, copy_loc, name
 from .effect_blocks import always_raises, compile_block, contains, leaves, loaded_names

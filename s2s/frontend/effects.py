@@ -65,7 +65,7 @@ import types
 import gast
 import numpy as np
 
-from .. import runtime_effects as rte
+from ..runtime import effects as rte
 from ..errors import TransformError, UnsupportedSyntaxError
 from .ast_build import assign, const, copy_loc, name
 from .effect_blocks import SourceScan, compile_block, contains, leaves, loaded_names, stored_names

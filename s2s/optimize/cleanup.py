@@ -10,7 +10,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..frontend.nodes import iter_nodes, names_in
 from ..frontend.ast_build import walk_stmts as _all_stmts
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
-from .. import runtime_collectives as rc
+from ..runtime import batching as rtb
+from ..runtime import collectives as rc
 from . import elementwise_helpers as eh
 from . import fft_helpers as fh
 from . import products_helpers as ph

@@ -12,8 +12,8 @@ axis_index and axis_size carry no derivative.  Batching (vmap inside or around p
 rules/batch_rules.py: the reductions act elementwise over devices, so a (batch, ...) array is
 reduced as it is; all_gather and all_to_all shift their axes past the batch axis.
 """
-from .. import runtime_collectives as rc
-from ..runtime_collectives import (all_gather, all_gather_vjp, all_to_all, extremum_share, inverse_perm,  # noqa: F401
+from ..runtime import collectives as rc
+from ..runtime.collectives import (all_gather, all_gather_vjp, all_to_all, extremum_share, inverse_perm,  # noqa: F401
                                    pmean, ppermute, psum)
 from .registry import adjoint, nondiff, register, tangent
 

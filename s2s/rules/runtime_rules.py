@@ -5,8 +5,8 @@ Helpers written in plain NumPy (matmul_vjp_a, ...) need no rule: s2s reads
 their source and differentiates through them like a user's helper.
 """
 from .. import runtime as rt
-from .. import runtime_batching as rtb
-from .. import runtime_fused as rtf
+from ..runtime import batching as rtb
+from ..runtime import fused as rtf
 from .registry import adjoint, nondiff, refuse, register, tangent
 
 # Tape operations.  Their adjoints use the tape's own adjoint (another stack);
@@ -231,6 +231,6 @@ for _fn in (rtf.fused_size, rtf.fused_empty, rtf.fused_grid, rtf.fused_zeros, rt
     register(_fn, _fn.__name__)      # compiled backends only: fused code is not transformed again
 
 # Side effects kept as the user wrote them (frontend/effects.py): no derivative, run in the forward sweep.
-from .. import runtime_effects as rte  # noqa: E402
+from ..runtime import effects as rte  # noqa: E402
 for _fn in (rte.effect, rte.raise_block, rte.format_value, rte.with_start, rte.try_start, rte.region_end):
     nondiff(_fn, _fn.__name__)

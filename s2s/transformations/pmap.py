@@ -1,5 +1,5 @@
 """pmap: `f` run on every device at once, one slice of the mapped arguments each (SPMD), with the
-collectives of s2s/runtime_collectives.py exchanging between them.
+collectives of s2s/runtime/collectives.py exchanging between them.
 
 The per-device code is f's generated source: on the cpu backend compiled by Numba (`nogil`, so the
 device threads compute in parallel; collectives take the GIL only to exchange), on cuda run as

@@ -160,7 +160,7 @@ class Batched(TransformObject):
             base = base.fun
         names = [p.name for p in inspect.signature(source_function(base)).parameters.values()][:len(args)]
         names += [f"#{i}" for i in range(len(names), len(args))]
-        from ..runtime_batching import batch_size
+        from ..runtime.batching import batch_size
         try:
             bo = batch_size(args, outer_axes, names, self.axis_size)
         except ValueError as exc:

@@ -29,7 +29,7 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..errors import UnsupportedSyntaxError
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..frontend.annotations import BATCHED, SECTION, getanno, setanno

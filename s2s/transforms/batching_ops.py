@@ -21,8 +21,8 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
-from .. import runtime_effects as rte
+from ..runtime import batching as rtb
+from ..runtime import effects as rte
 from ..frontend.annotations import BATCHED, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in

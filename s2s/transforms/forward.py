@@ -17,7 +17,7 @@ import dataclasses
 import gast
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..analysis.activity import varied
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..frontend.ast_build import assign, const, copy_loc, name

@@ -44,7 +44,7 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..analysis.resolve import resolve_call
 from ..frontend.annotations import FUSED, INNER, ROWS_ACCUMULATE, SECTION, setanno
 from ..frontend.ast_build import assign, call_named, const, copy_loc, name

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import gast
 
-from .. import runtime_batching as rtb
+from ..runtime import batching as rtb
 from ..analysis.resolve import resolve_call
 from ..frontend.annotations import FUSED, ROWS_DONE, SECTION, getanno, setanno
 from ..frontend.ast_build import assign, assigned_names, call_named, const, copy_loc, name

@@ -32,8 +32,8 @@ import gast
 import numpy as np
 
 from .. import runtime as rt
-from .. import runtime_batching as rtb
-from .. import runtime_effects as rte
+from ..runtime import batching as rtb
+from ..runtime import effects as rte
 from ..analysis.activity import activity
 from ..analysis.aliasing import alias_conflicts, fresh_arrays
 from ..analysis.remat import rematerializable

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s import runtime_fused as rtf
+from s2s.runtime import fused as rtf
 
 
 def logistic_loss(w, x, y):

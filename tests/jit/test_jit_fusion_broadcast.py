@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s import runtime_fused as rtf
-from s2s.backends.numba_lower import runtime_fused  # noqa: F401  (registers the compiled fused helpers)
+from s2s.runtime import fused as rtf
+from s2s.runtime import fused_numba  # noqa: F401  (registers the compiled fused helpers)
 
 from cases.fd import numeric_grad
 

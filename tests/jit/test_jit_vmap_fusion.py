@@ -105,7 +105,7 @@ def test_broadcasting_cases_match_the_loop(fn, shapes, in_axes):
 
 def test_numba_bexpand_reduced_matches_the_runtime():
     import numba
-    from s2s import runtime_batching as rtb
+    from s2s.runtime import batching as rtb
 
     @numba.njit
     def three(g, x):

@@ -46,7 +46,7 @@ import pytest
 import s2s
 from s2s.errors import (ArgumentError, RecursionNotSupportedError, SharedArrayError, TransformError,
                         UnsupportedSyntaxError)
-from s2s.runtime_effects import EffectError
+from s2s.runtime.effects import EffectError
 
 from .harness import (assert_unchanged, batch_args, compare_trees, example_of, fd_grad, max_abs,
                       snapshot)

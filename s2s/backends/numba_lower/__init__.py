@@ -5,12 +5,7 @@ in nopython mode, chosen at typing time from the argument types (scalar or array
 int axis).  Importing a module registers its overloads; generated code keeps calling the same
 names, so the Python backend and the Numba backends run the very same source.
 
-One module per helper module lowered:
-- runtime.py: s2s/runtime.py (tapes, argument checks, seeds and zeros, unbroadcast and
-  expand_reduced, add_at, the matmul / dot cotangents, fft axes);
-- runtime_batching.py: s2s/runtime_batching.py (vmap's batched helpers: balign, bgetitem, bmatmul,
-  bunbroadcast, bexpand_reduced, ...);
-- runtime_fused.py: s2s/runtime_fused.py (fused loops and fused rows);
+The runtime helpers' Numba versions sit beside them, in s2s/runtime/*_numba.py. Here:
 - op_helpers.py: the op helpers beside the rule families (s2s/rules/*_helpers.py) whose plain
   bodies use dynamic tuples; the other op helpers' Numba versions sit beside the stand-ins of
   their ops (backends/numba_numpy/).

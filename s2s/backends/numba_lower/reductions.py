@@ -3,7 +3,7 @@
 numba_cpu.lower rewrites np.sum / max / min / prod / mean with axis or keepdims to reduce_sum & co.
 (defined here, with their Numba implementations); stack_sequence is np.array of a list or tuple of
 numbers or equal-shape arrays (builtin sum of a list). The flat index maps (`_reduced_flat_index`,
-`_kept_shape`, `_axis_mask_impl`) serve these and the cotangents of reductions (runtime.py,
+`_kept_shape`, `_axis_mask_impl`) serve these and the cotangents of reductions (runtime/core_numba.py,
 op_helpers.py, numba_numpy's reductions).
 """
 from __future__ import annotations

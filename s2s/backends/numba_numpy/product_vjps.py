@@ -1,10 +1,10 @@
 """Numba versions of the adjoint helpers of the products (see s2s/backends/numba_numpy/__init__.py).
 
 The helpers of s2s/rules/products_helpers.py (tensordot, dot, inner, outer, kron, einsum, trace,
-diag and cross cotangents, einsum_operands / einsum_with / einsum_vjp_swap) and s2s.runtime's
-matmul_vjp_a / matmul_vjp_b of stacks, whose plain bodies use Python lists or rank-changing calls
-Numba cannot type.  numba_lower's overloads of matmul_vjp_a / _b and dot_vjp_any_a / _b (vectors
-and matrices) register first, so Numba tries them first; these take the other ranks.
+diag and cross cotangents, einsum_operands / einsum_with / einsum_vjp_swap), whose plain bodies use
+Python lists or rank-changing calls Numba cannot type.  numba_lower's overloads of dot_vjp_any_a / _b
+(vectors and matrices) register first, so Numba tries them first; these take the other ranks.
+(s2s.runtime's matmul_vjp_a / _b have one Numba version, of every rank, in s2s/runtime/core_numba.py.)
 """
 from __future__ import annotations
 
@@ -16,13 +16,12 @@ from numba.core.errors import TypingError
 from ... import runtime as rt
 from ...rules import products_helpers as ph
 from ..numba_lower import op_helpers as _lowered_op_helpers
-from ..numba_lower import runtime as _lowered_runtime
 from ..numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from .common import STANDINS, literal_value
-from .products import expand_last, expand_second_last, matmul, ndim, tensordot_fn
+from .products import matmul, ndim, tensordot_fn
 
 
-_LOWERED_FIRST = (_lowered_op_helpers, _lowered_runtime)     # (registered before the overloads below)
+_LOWERED_FIRST = (_lowered_op_helpers,)     # (registered before the overloads below)
 
 _EINSUM = STANDINS[id(np.einsum)]
 _CROSS = STANDINS[id(np.cross)]
@@ -136,29 +135,6 @@ overload(ph.dot_vjp_any_b)(_dot_any_lower(1, "a"))
 overload(ph.inner_vjp_a)(_pair_vjp_lower(0, _inner_axes, "b"))
 overload(ph.inner_vjp_b)(_pair_vjp_lower(1, _inner_axes, "a"))
 
-
-# ----- matmul of stacks (runtime.matmul_vjp_a/_b; numba_lower covers 1-d and 2-d) -------------------
-def _matmul_vjp_lower(side):
-    def lower(g, a, b):
-        na, nb = ndim(a), ndim(b)
-        if na is None or nb is None or (na <= 2 and nb <= 2) or na == 0 or nb == 0:
-            return None
-        if side == "a":
-            if nb == 1:
-                return lambda g, a, b: rt.unbroadcast(expand_last(g) * b, a)
-            if na == 1:
-                return lambda g, a, b: rt.unbroadcast(matmul(b, expand_last(g))[..., 0], a)
-            return lambda g, a, b: rt.unbroadcast(matmul(g, np.swapaxes(b, -1, -2)), a)
-        if na == 1:
-            return lambda g, a, b: rt.unbroadcast(expand_last(a) * expand_second_last(g), b)
-        if nb == 1:
-            return lambda g, a, b: rt.unbroadcast(matmul(expand_second_last(g), a)[..., 0, :], b)
-        return lambda g, a, b: rt.unbroadcast(matmul(np.swapaxes(a, -1, -2), g), b)
-    return lower
-
-
-overload(rt.matmul_vjp_a)(_matmul_vjp_lower("a"))
-overload(rt.matmul_vjp_b)(_matmul_vjp_lower("b"))
 
 
 # ----- outer, kron ---------------------------------------------------------------------------------

@@ -19,8 +19,7 @@ from numba.extending import overload as _nb_overload
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from ...rules import products_helpers as ph
-from ..numba_lower.common import _impl_from_source, _is_array, _is_none
-from ..numba_lower.runtime import _blas_operand
+from ..numba_lower.common import _impl_from_source, _is_array, _is_none, blas_operand
 from .common import literal_value, standin
 
 
@@ -160,7 +159,7 @@ def _mm2_ol(A, B):
                 raise ValueError("matmul: Input operand 1 has a mismatch in its core dimension 0")
             if A.shape[0] == 0 or B.shape[1] == 0 or A.shape[1] == 0:
                 return np.zeros((A.shape[0], B.shape[1]), dtype=nrt)
-            return np.dot(_blas_operand(ca(A)), _blas_operand(cb(B)))
+            return np.dot(blas_operand(ca(A)), blas_operand(cb(B)))
         return blas
     acc = types.int64 if rt.kind == "b" else nrt
     is_bool = rt.kind == "b"

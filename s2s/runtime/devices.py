@@ -1,4 +1,4 @@
-"""Device groups and axis bindings: what a collective exchanges through (runtime_collectives.py).
+"""Device groups and axis bindings: what a collective exchanges through (collectives.py).
 
 `s2s.pmap(f, axis_name="batch")` binds, on each device it runs f on, that name to the device's
 group and index (`bind_axis`: a thread-local stack, so pmaps nest).  A group's `exchange` hands
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CollectiveError
+from ..errors import CollectiveError
 
 
 def collective_timeout() -> float:
@@ -73,7 +73,7 @@ class bind_axis:
 def _user_site() -> str:
     """`File "...", line N` of the first frame outside s2s (the user's call, or a generated file:
     the transformation objects add the user's line for those)."""
-    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep     # s2s/
     frame = sys._getframe(2)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
         frame = frame.f_back

@@ -1,4 +1,4 @@
-"""Numba lowering of s2s/runtime_fused.py's helpers: fused loops and fused rows.
+"""Numba lowering of fused.py's helpers: fused loops and fused rows.
 
 fused_size, fused_empty / fused_zeros, fused_grid, flat_view, fused_out_view, elem (transforms/fuse.py);
 rows_size, rows_empty, rows_outer_empty, row_dot, row_times (transforms/fuse_rows.py).
@@ -9,8 +9,8 @@ import numba
 import numpy as np
 from numba import types
 
-from ... import runtime_fused as rtf
-from .common import _impl_from_source, _is_array, overload
+from . import fused as rtf
+from ..backends.numba_lower.common import _impl_from_source, _is_array, overload
 
 
 # ----- fused loops ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Numba lowering of s2s/runtime_batching.py's helpers (vmap's batched operations).
+"""Numba lowering of batching.py's helpers (vmap's batched operations).
 
 badd_at, balign, batch_size, baxis, btranspose, breshape, bgetitem, bseed, bmatmul, bdot,
 bunbroadcast, bbroadcast_like, bexpand_reduced, bexpand, bmatmul_vjp_a / bmatmul_vjp_b.
@@ -9,11 +9,11 @@ import numba
 import numpy as np
 from numba import types
 
-from ... import runtime as rt
-from ... import runtime_batching as rtb
-from .common import _impl_from_source, _is_array, _is_complex, _is_none, _np_dtype, overload
-from .loops import bmap_empty, bmap_put, zero_example
-from .runtime import _blas_operand
+from .. import runtime as rt
+from . import batching as rtb
+from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none, _np_dtype,
+                                           blas_operand, overload)
+from ..backends.numba_lower.loops import bmap_empty, bmap_put, zero_example
 
 
 def _basic_index_type(index) -> bool:
@@ -209,9 +209,9 @@ def _bmatmul(a, b, ab, bb):
     pa, pb = a.ndim - int(fa), b.ndim - int(fb)
     if fa and not fb:
         if pa == 1 and pb == 1:
-            return lambda a, b, ab, bb: np.dot(_blas_operand(a), _blas_operand(b))
+            return lambda a, b, ab, bb: np.dot(blas_operand(a), blas_operand(b))
         if pa == 1 and pb == 2:
-            return lambda a, b, ab, bb: np.dot(_blas_operand(a), _blas_operand(b))
+            return lambda a, b, ab, bb: np.dot(blas_operand(a), blas_operand(b))
         if pa == 2 and pb == 1:      # per-example matrix @ shared vector: one product of all rows
             def rows_times_vector(a, b, ab, bb):
                 n, m, k = a.shape
@@ -219,9 +219,9 @@ def _bmatmul(a, b, ab, bb):
             return rows_times_vector
     if fb and not fa:
         if pa == 1 and pb == 1:
-            return lambda a, b, ab, bb: np.dot(_blas_operand(b), _blas_operand(a))
+            return lambda a, b, ab, bb: np.dot(blas_operand(b), blas_operand(a))
         if pa == 2 and pb == 1:
-            return lambda a, b, ab, bb: np.dot(_blas_operand(b), _blas_operand(a.T))
+            return lambda a, b, ab, bb: np.dot(blas_operand(b), blas_operand(a.T))
     if fa and fb and pa == 1 and pb == 1:
         def rowdot(a, b, ab, bb):
             out = np.empty(a.shape[0])
@@ -245,17 +245,17 @@ def _example_matmul_impl(x, y):
     if not (_is_array(x) and _is_array(y)) or y.ndim > 2 or x.ndim < 1:
         return None
     if x.ndim <= 2:
-        return lambda x, y: np.dot(_blas_operand(x), _blas_operand(y))
+        return lambda x, y: np.dot(blas_operand(x), blas_operand(y))
     if y.ndim == 1:
         def stack_times_vector(x, y):
             k = x.shape[-1]
-            return np.dot(np.ascontiguousarray(x).reshape((x.size // k if k else 0, k)), _blas_operand(y)) \
+            return np.dot(np.ascontiguousarray(x).reshape((x.size // k if k else 0, k)), blas_operand(y)) \
                 .reshape(x.shape[:-1])
         return stack_times_vector
 
     def stack_times_matrix(x, y):      # (..., m, k) @ (k, n): the rows of every matrix at once
         k = x.shape[-1]
-        return np.dot(np.ascontiguousarray(x).reshape((x.size // k if k else 0, k)), _blas_operand(y)) \
+        return np.dot(np.ascontiguousarray(x).reshape((x.size // k if k else 0, k)), blas_operand(y)) \
             .reshape(x.shape[:-1] + (y.shape[1],))
     return stack_times_matrix
 

@@ -1,4 +1,4 @@
-"""Numba lowering of s2s/runtime.py's helpers.
+"""Numba lowering of the core runtime helpers (s2s/runtime/__init__.py).
 
 Tapes (stack, push, pop, restore), argument checks, seeds and zeros, unbroadcast / broadcast_like /
 expand_reduced / reduced_size, tie and extremum weights, add_at (and add_at_value, rt.add_at as a
@@ -7,6 +7,8 @@ np.ndim, fft_axes and inverse_axes.
 """
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
 from numba import types
@@ -14,10 +16,16 @@ from numba.extending import register_jitable
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import List
 
-from ... import runtime as rt
-from .common import _impl_from_source, _is_array, _is_complex, _is_none, _overload, overload
-from .reductions import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence, reduce_sum,
-                         stack_sequence)
+from .. import runtime as rt
+from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none, _overload,
+                                           blas_operand, overload)
+from ..backends.numba_numpy.products import expand_last, expand_second_last, matmul
+from ..backends.numba_lower.reductions import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
+                                               reduce_sum, stack_sequence)
+
+# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
+__name__ = "s2s.backends.numba_lower.runtime"
+sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 # ----- tapes -----------------------------------------------------------------------
@@ -461,17 +469,23 @@ def _mm_case(a, b):
     return (a.ndim if _is_array(a) else 0, b.ndim if _is_array(b) else 0)
 
 
-def _blas_operand(x):
-    """x as BLAS takes it: C- or F-contiguous arrays as they are (a transpose is a flag to gemm,
-    not a copy: h.T @ g on 256x512 floats 0.54 -> 0.17 ms), other layouts copied."""
-    return np.ascontiguousarray(x)
-
-
-@overload(_blas_operand, inline="always")
-def _blas_operand_impl(x):
-    if _is_array(x) and x.layout in ("C", "F"):
-        return lambda x: x
-    return lambda x: np.ascontiguousarray(x)
+def _matmul_vjp_stacks(side, a, b):
+    """matmul_vjp_a / _b where an operand is a stack of matrices (ndim > 2): through np.matmul's
+    stand-in for stacks, the cotangent summed back to the operand's shape; None for other ranks."""
+    na, nb = _mm_case(a, b)
+    if na == 0 or nb == 0 or (na <= 2 and nb <= 2):
+        return None
+    if side == "a":
+        if nb == 1:
+            return lambda g, a, b: rt.unbroadcast(expand_last(g) * b, a)
+        if na == 1:
+            return lambda g, a, b: rt.unbroadcast(matmul(b, expand_last(g))[..., 0], a)
+        return lambda g, a, b: rt.unbroadcast(matmul(g, np.swapaxes(b, -1, -2)), a)
+    if na == 1:
+        return lambda g, a, b: rt.unbroadcast(expand_last(a) * expand_second_last(g), b)
+    if nb == 1:
+        return lambda g, a, b: rt.unbroadcast(matmul(expand_second_last(g), a)[..., 0, :], b)
+    return lambda g, a, b: rt.unbroadcast(matmul(np.swapaxes(a, -1, -2), g), b)
 
 
 @overload(rt.matmul_vjp_a)
@@ -482,10 +496,10 @@ def _matmul_vjp_a(g, a, b):
     if case == (2, 1):
         return lambda g, a, b: np.outer(g, b)
     if case == (1, 2):
-        return lambda g, a, b: np.dot(_blas_operand(b), _blas_operand(g))
+        return lambda g, a, b: np.dot(blas_operand(b), blas_operand(g))
     if case == (2, 2):
-        return lambda g, a, b: np.dot(_blas_operand(g), _blas_operand(b.T))
-    return None
+        return lambda g, a, b: np.dot(blas_operand(g), blas_operand(b.T))
+    return _matmul_vjp_stacks("a", a, b)
 
 
 @overload(rt.matmul_vjp_b)
@@ -494,12 +508,12 @@ def _matmul_vjp_b(g, a, b):
     if case == (1, 1):
         return lambda g, a, b: g * a
     if case == (2, 1):
-        return lambda g, a, b: np.dot(_blas_operand(a.T), _blas_operand(g))
+        return lambda g, a, b: np.dot(blas_operand(a.T), blas_operand(g))
     if case == (1, 2):
         return lambda g, a, b: np.outer(a, g)
     if case == (2, 2):
-        return lambda g, a, b: np.dot(_blas_operand(a.T), _blas_operand(g))
-    return None
+        return lambda g, a, b: np.dot(blas_operand(a.T), blas_operand(g))
+    return _matmul_vjp_stacks("b", a, b)
 
 
 @overload(rt.dot_vjp_a)

@@ -4,12 +4,17 @@ A fused loop runs one pass over the elements of same-shape arrays (or over the r
 dot products) in place of a chain of whole-array NumPy calls; these helpers size it, make room for
 its outputs, give it flat views to read and write, and read or write one element or row. The
 sizes are -1 where the loop cannot run (shapes that differ, nothing to loop over), and the
-generated code then runs the unfused statements; backends/numba_lower/runtime_fused.py gives each its Numba
-version.
+generated code then runs the unfused statements; fused_numba.py gives each its Numba version.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+
+# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
+__name__ = "s2s.runtime_fused"
+sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 # ----- fused loops (compiled backends) -------------------------------------------------

@@ -2,18 +2,24 @@
 ppermute, all_to_all, pswapaxes, axis_index, axis_size, and what their adjoints call.
 
 A collective names an axis (`s2s.psum(g, "batch")`) that an enclosing pmap binds
-(runtime_devices.py); each is one exchange of the axis's group and NumPy on what comes back.
+(devices.py); each is one exchange of the axis's group and NumPy on what comes back.
 Every device computes the same sums in the same (device) order, so replicas stay equal to the
-last bit.  The Numba lowering (backends/numba_lower/collectives.py) calls these in object mode;
+last bit.  The Numba lowering (collectives_numba.py) calls these in object mode;
 the rules (rules/collectives.py) give their adjoints, tangents and batching.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from . import pytree
-from .errors import CollectiveError
-from .runtime_devices import Binding, bound
+from .. import pytree
+from ..errors import CollectiveError
+from .devices import Binding, bound
+
+# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
+__name__ = "s2s.runtime_collectives"
+sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 def _mpi_agreed(x, axis_name, op: str) -> int:

@@ -7,8 +7,22 @@ Everything here is either
   (the `*_vjp` helpers), so no extra rule is needed for higher orders.
 Keep these small: they appear by name in `s2s show` output.
 
-The per-example versions for batched code (vmap) are in s2s.runtime_batching, the helpers of
-the compiled backends' fused loops in s2s.runtime_fused.
+The package holds what generated code calls, each helper module with its Numba version beside it
+(loaded only by the Numba backend, so `import s2s` does not import Numba):
+- here: the core helpers (tapes, argument checks, seeds and zeros, unbroadcast, add_at, the
+  matmul / dot cotangents, ...); their Numba versions in core_numba.py;
+- batching.py: the per-example versions for batched code (vmap); batching_numba.py;
+- fused.py: the helpers of the compiled backends' fused loops; fused_numba.py;
+- effects.py: the side effects generated code keeps (raise, logging, with, try);
+- collectives.py: psum & co. under pmap, exchanging through the device groups of devices.py;
+  collectives_numba.py.
+
+Generated code names a helper's module (`from s2s.runtime_batching import bmatmul`, `# from
+s2s.backends.numba_lower.runtime (bound at load time): add_at_value`), by the names these modules
+had before they were one package: batching, fused, effects, collectives and core_numba keep that
+name (their `__name__`, hence their functions' `__module__`, and an entry in sys.modules), so
+generated files, and the caches keyed by their text, stay as they were.  This file imports none of
+them: each imports this one.
 """
 from __future__ import annotations
 
@@ -16,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from .errors import NonDifferentiableError, SharedArrayError
+from ..errors import NonDifferentiableError, SharedArrayError
 
 
 # ----- tapes ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Numba lowering of s2s/runtime_collectives.py: each collective runs its Python implementation in
+"""Numba lowering of collectives.py: each collective runs its Python implementation in
 object mode (`numba.objmode`, which takes the GIL for that block only).  The compiled per-device
 code between collectives runs with the GIL released (pmap compiles it `nogil`), so devices that are
 threads compute in parallel and meet only to exchange.  The result type is fixed at typing time
@@ -14,8 +14,8 @@ import numpy as np
 from numba import types
 from numba.extending import register_jitable
 
-from ... import runtime_collectives as rc
-from .common import _is_array, overload
+from . import collectives as rc
+from ..backends.numba_lower.common import _is_array, overload
 
 
 def _array(dtype, ndim: int):
