@@ -7,11 +7,11 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from cases.paths import ROOT, pythonpath
 
 
 def _run(code: str) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=pythonpath(ROOT))
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           check=True).stdout
 
