@@ -48,14 +48,10 @@ from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (
 from .numba_numpy.namespace import compiled_globals
 from . import vecmath
 from ..frontend.nodes import clone, iter_nodes
+from ..rules.table import lookup
 
 LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
 
-_REDUCTIONS = {id(np.sum): "reduce_sum", id(np.max): "reduce_max", id(np.amax): "reduce_max",
-               id(np.min): "reduce_min", id(np.amin): "reduce_min", id(np.prod): "reduce_prod",
-               id(np.mean): "reduce_mean"}
-# ufuncs with a vectorizable float64 kernel (backends/vecmath): np.exp -> fast_exp
-_FAST_MATH = {id(np.exp): "fast_exp", id(np.tanh): "fast_tanh", id(np.sin): "fast_sin", id(np.cos): "fast_cos"}
 # inside fused loops sin/cos run their kernels unchecked (a branch would stop vectorization); the
 # loop counts arguments the kernels do not cover and reruns with libm's (fast_sin of a scalar) if any
 _TRIG_KERNELS = {id(rt.fast_sin): "sin_f64", id(rt.fast_cos): "cos_f64"}
@@ -445,12 +441,13 @@ class _Lower(gast.NodeTransformer):
             new = gast.Call(func=gast.Attribute(name("np"), "abs", gast.Load()), args=node.args, keywords=[])
             new.s2s_fn = np.abs
             return new
-        fast = _FAST_MATH.get(id(fn))
+        rule = lookup(fn) if fn is not None else None
+        fast = rule.vector_kernel if rule is not None else None      # np.exp -> fast_exp (OpRule)
         if fast is not None and len(node.args) == 1 and not node.keywords and not self.scalar_math:
             new = gast.Call(func=name(fast), args=node.args, keywords=[])
             new.s2s_fn = getattr(rt, fast)
             return new
-        target = _REDUCTIONS.get(id(fn))
+        target = f"reduce_{rule.reduction}" if rule is not None and rule.reduction else None
         if target is not None and (len(node.args) > 1 or node.keywords):
             kws = {k.arg: k.value for k in node.keywords}
             axis = node.args[1] if len(node.args) > 1 else kws.get("axis", gast.Constant(None, None))

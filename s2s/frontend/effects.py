@@ -70,16 +70,20 @@ from ..errors import TransformError, UnsupportedSyntaxError
 from .ast_build import assign, const, copy_loc, name
 from .effect_blocks import SourceScan, compile_block, contains, leaves, loaded_names, stored_names
 from .effect_regions import ContextRegions
-from .hooks import composite_of, lookup
+from .hooks import composite_of, lookup, method_op
 from .nodes import iter_nodes
 
-# methods that do not change their object (array methods with rules, and a few more)
-NONWRITING_METHODS = frozenset({
-    "sum", "mean", "max", "min", "prod", "dot", "copy", "ravel", "flatten", "reshape", "transpose", "astype",
-    "clip", "std", "var", "squeeze", "swapaxes", "cumsum", "cumprod", "argmax", "argmin", "any", "all", "round",
-    "trace", "diagonal", "conj", "conjugate", "item", "tolist", "tobytes", "nonzero", "argsort", "view",
+# methods that do not change their object: array methods with rules (hooks.method_op), and these
+OTHER_NONWRITING_METHODS = frozenset({
+    "item", "tolist", "tobytes", "nonzero", "argsort", "view",
     "__repr__", "__str__", "__format__", "format", "join", "split", "strip", "lower", "upper", "replace",
     "startswith", "endswith", "get", "keys", "values", "items", "count", "index"})
+
+
+def nonwriting_method(method: str) -> bool:
+    return method in OTHER_NONWRITING_METHODS or method_op(method) is not None
+
+
 _EXCEPTION_TYPES = (BaseException,)
 
 
@@ -153,7 +157,7 @@ class SideEffects(ContextRegions):
             if isinstance(root, gast.Name) and self.state.frame.rename.get(root.id, root.id) in (
                     self.state.aggregates.keys() | self.state.row_lists.keys() | self.state.functions.keys()):
                 return False            # a tuple/list/dict s2s split into variables (containers.py, sequences.py)
-            return func.attr not in NONWRITING_METHODS or not isinstance(root, gast.Name)
+            return not nonwriting_method(func.attr) or not isinstance(root, gast.Name)
         obj = self._callee(func)
         if obj is None or obj is builtins.print:
             return False
@@ -181,7 +185,7 @@ class SideEffects(ContextRegions):
             f = n.func
             safe, receiver = False, None
             if isinstance(f, gast.Attribute):
-                if isinstance(f.value, (gast.Constant, gast.JoinedStr)) or f.attr in NONWRITING_METHODS \
+                if isinstance(f.value, (gast.Constant, gast.JoinedStr)) or nonwriting_method(f.attr) \
                         or self._made_by_safe_call(f.value):
                     safe = True          # a string's method, one that writes nothing, a logger's
                 elif isinstance(f.value, gast.Name) and f.value.id in self.state.frame.locals \

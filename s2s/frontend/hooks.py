@@ -1,8 +1,9 @@
 """What the layers above hand down to normalization, so the frontend imports nothing above it.
 
-The rule table (rules/table.py) installs its `lookup` and `composite_of` here when it is loaded:
-normalization asks them whether a call has a rule (it stays a call) or a definition by other
-ops (it is inlined), and otherwise inlines the callee's source.
+The rule table (rules/table.py) installs its `lookup`, `composite_of` and `method_op` here when it
+is loaded: normalization asks them whether a call has a rule (it stays a call) or a definition by
+other ops (it is inlined), and otherwise inlines the callee's source; and which op an ndarray
+method means (`x.sum(1)` is `np.sum(x, 1)`).
 
 TRANSFORM_FACTORIES: the public s2s functions (grad, vmap, jacfwd, ...) whose calls inside code
 s2s transforms build a transform while normalizing: `s2s.vmap(f, in_axes=(None, 0))(x, y)`.
@@ -26,14 +27,14 @@ def register_transform_factories(*factories: Callable) -> None:
     TRANSFORM_FACTORIES.update(factories)
 
 
-_RULEBOOK: list[tuple[Callable, Callable]] = []
+_RULEBOOK: list[tuple[Callable, Callable, Callable]] = []
 
 
-def install_rulebook(lookup_fn: Callable, composite_of_fn: Callable) -> None:
-    _RULEBOOK[:] = [(lookup_fn, composite_of_fn)]
+def install_rulebook(lookup_fn: Callable, composite_of_fn: Callable, method_op_fn: Callable) -> None:
+    _RULEBOOK[:] = [(lookup_fn, composite_of_fn, method_op_fn)]
 
 
-def _rulebook() -> tuple[Callable, Callable]:
+def _rulebook() -> tuple[Callable, Callable, Callable]:
     if not _RULEBOOK:       # never guess: without the table every op would look rule-less
         raise RuntimeError("s2s's rule table is not loaded: import s2s (or s2s.rules.table) first")
     return _RULEBOOK[0]
@@ -47,6 +48,11 @@ def lookup(obj):
 def composite_of(obj):
     """The Python definition of an op defined by other ops, or None (rules/table.py's composite_of)."""
     return _rulebook()[1](obj)
+
+
+def method_op(method: str):
+    """The op an ndarray method of this name means (`x.sum` -> np.sum; OpRule.methods), or None."""
+    return _rulebook()[2](method)
 
 
 _SITE_LOCATOR: list[Callable] = []

@@ -1,7 +1,7 @@
 """Calls: a call of an op with a rule stays a call; every other callee's body is inlined.
 
 `expr_Call` resolves the callee (resolution.py). An array method becomes its NumPy function
-(`x.sum(1)` -> `np.sum(x, 1)`, METHODS). An op with a rule stays a call, spelled by the rule's
+(`x.sum(1)` -> `np.sum(x, 1)`, the rules' `methods`). An op with a rule stays a call, spelled by the rule's
 canonical name, with the names the rule needs bound into the generated module (`call_rule`). An
 op defined by other ops (`composite_of`), the user's Python functions and methods, and functions
 transformed by s2s (through their generated source; `grad(f)` of pytree arguments through its flat
@@ -36,23 +36,12 @@ from .einsum_forms import EinsumFormError
 from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
 from .functions import PyFunction, is_function_object, parameter_names
-from .hooks import composite_of, lookup
+from .hooks import composite_of, lookup, method_op
 from .nodes import iter_nodes, parse_expr
 from .parse import parse_function
 from .resolution import _constant, _describe, _dotted
 from .statements import Frame, _always_returns, _has_early_return
 
-# Methods of ndarray, as the NumPy function that takes the array first.
-METHODS: dict[str, Any] = {
-    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
-    "dot": np.dot, "copy": np.copy, "ravel": np.ravel, "flatten": np.ravel,
-    "reshape": np.reshape, "transpose": np.transpose, "astype": rt.astype,
-    "clip": np.clip, "std": np.std, "var": np.var, "squeeze": np.squeeze,
-    "swapaxes": np.swapaxes, "cumsum": np.cumsum, "cumprod": np.cumprod,
-    "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
-    "round": np.round, "trace": np.trace, "diagonal": np.diagonal,
-    "conj": np.conjugate, "conjugate": np.conjugate,
-}
 VARARG_METHODS = {"reshape", "transpose"}
 MAX_RECURSION = 24      # inlined calls of one function inside itself
 MAX_INLINES = 2000      # inlined calls of a recursive function in all
@@ -79,7 +68,7 @@ class CallInlining:
             container = self.container_method(func, node, out)
             if container is not NotImplemented:
                 return container
-            meth = METHODS.get(func.attr)
+            meth = method_op(func.attr)
             receiver = self.known_value(self.atom(func.value, out)) if isinstance(func.value, gast.Name) else None
             if isinstance(receiver, str):         # `k.startswith("W")` on a key s2s knows: computed now
                 args, kws = self.call_arguments(node, out)

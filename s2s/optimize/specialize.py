@@ -32,6 +32,7 @@ from ..frontend.ast_build import const
 from ..frontend.nodes import iter_nodes
 from ..rules.elementwise_helpers import nan_max_share, tie_share
 from ..rules.products_helpers import dot_vjp_any_a, dot_vjp_any_b
+from ..rules.table import lookup
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,
 # None unknown. UNKNOWN is the top of the lattice, BOTTOM "no assignment seen yet".
@@ -40,9 +41,14 @@ BOTTOM = ("bottom", None)
 SHAPE = ("shape", "i")
 _REAL = ("b", "i", "f", "r")
 _ORDER = {"b": 0, "i": 1, "r": 2, "f": 3}
-_REDUCTIONS = {id(f) for f in (np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin)}
 _BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
            gast.Pow: np.power, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide}
+
+
+def _reduction(fn) -> bool:
+    """np.sum, mean, max, min, prod, amax, amin: the reductions with a kernel (OpRule.reduction)."""
+    rule = lookup(fn)
+    return rule is not None and rule.reduction is not None
 
 
 def arg_facts(args) -> tuple:
@@ -317,7 +323,7 @@ class _Facts:
             return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], _result_kind(fn, tuple(a[1] for a in args)))
         if fn in (np.matmul, np.dot) and len(args) == 2:
             return _matmul_fact(*args)
-        if id(fn) in _REDUCTIONS and len(args) == 1:
+        if _reduction(fn) and len(args) == 1:
             f = args[0]
             if f == BOTTOM or f[0] in (None, "shape"):
                 # a full reduction of an array of any rank is a number (its kind unknown)
@@ -339,7 +345,7 @@ class _Facts:
     def reduction_with_keywords(self, fn, node, args):
         """np.sum(x, axis=k, keepdims=...) with constant keywords: the rank (the kind as without them)."""
         kw = {k.arg: k.value for k in node.keywords}
-        if id(fn) not in _REDUCTIONS or fn is np.mean or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
+        if not _reduction(fn) or fn is np.mean or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
                 not all(isinstance(v, gast.Constant) for v in kw.values()):
             return UNKNOWN
         f = args[0]

@@ -15,7 +15,7 @@ reduced as it is; all_gather and all_to_all shift their axes past the batch axis
 from ..runtime import collectives as rc
 from ..runtime.collectives import (all_gather, all_gather_vjp, all_to_all, extremum_share, inverse_perm,  # noqa: F401
                                    pmean, ppermute, psum)
-from .registry import adjoint, nondiff, register, tangent
+from .registry import adjoint, declare, nondiff, register, tangent
 
 _STATIC = ("axis_name", "perm", "tiled", "split_axis", "concat_axis")
 
@@ -109,3 +109,12 @@ def pswapaxes_(y, x, axis_name, axis):
 @tangent(rc.pswapaxes, shape_only=_STATIC)
 def pswapaxes_t(y, x, axis_name, axis):
     t[y] = all_to_all(t[x], axis_name, axis, axis)
+
+
+# vmap: the collectives act elementwise across devices, so a (batch, ...) array is reduced or sent
+# as it is; all_gather / all_to_all shift their axes past the batch axis; the device's index is one
+# number for every example.
+declare(rc.psum, rc.pmean, rc.pmax, rc.pmin, rc.ppermute, rc.extremum_share, batch="same")
+declare(rc.axis_index, rc.axis_size, rc.inverse_perm, batch="shape_fn")
+declare(rc.all_gather, rc.all_gather_vjp, rc.pswapaxes, batch="axis_args", axis_params=("axis",))
+declare(rc.all_to_all, batch="axis_args", axis_params=("split_axis", "concat_axis"))

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import elementwise_helpers as eh
-from .registry import adjoint, nondiff, tangent
+from .registry import adjoint, declare, nondiff, tangent
 
 
 def _alias(fn, name, adj, tan, broadcasts=False):
@@ -607,3 +607,12 @@ for _fn in (builtins.round, math.floor, math.ceil, math.trunc, math.isnan, math.
 for _fn in (eh.tie_share, eh.nan_max_share, eh.clip_share):
     nondiff(_fn, _fn.__name__)
 # sinc_derivative and safe_log are readable helpers (s2s differentiates through them).
+
+
+# vmap: elementwise (every ufunc is; these are the other functions that act elementwise)
+declare(np.where, np.clip, builtins.abs, eh.abs_slope, batch="elementwise")
+declare(np.clip, methods=("clip",))
+declare(np.round, methods=("round",))
+# Numba: float64 arrays go through vectorizable kernels (backends/vecmath.py)
+for _fn, _kernel in ((np.exp, "fast_exp"), (np.tanh, "fast_tanh"), (np.sin, "fast_sin"), (np.cos, "fast_cos")):
+    declare(_fn, vector_kernel=_kernel)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..runtime import check_unset, fft_axes
 from .fft_helpers import cotangent_kind, fit_axis, irfft_weights
-from .registry import adjoint, nondiff, refuse, register_composite, tangent
+from .registry import adjoint, declare, nondiff, refuse, register_composite, tangent
 
 nondiff(irfft_weights, "irfft_weights")
 
@@ -209,3 +209,11 @@ for _fn in (np.fft.hfft, np.fft.ihfft):
     refuse(_fn, "np.fft." + _fn.__name__, f"s2s has no derivative of np.fft.{_fn.__name__} (Hermitian input): "
            "write it with np.fft.irfft / np.fft.rfft and np.conj")
 # (fftshift and ifftshift are composites in numpy_composite.py)
+
+
+# vmap
+declare(np.real, np.imag, np.angle, batch="elementwise")
+declare(cotangent_kind, batch="same")
+declare(irfft_weights, batch="shape_fn")
+declare(np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, batch="axis_args", axis_params=("axis",))
+declare(np.conjugate, methods=("conj", "conjugate"))

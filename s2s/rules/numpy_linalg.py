@@ -15,7 +15,7 @@ import numpy as np
 from . import linalg_helpers as lh
 from . import products_helpers as ph
 from . import sparse_helpers as sph
-from .registry import adjoint, nondiff, register, tangent
+from .registry import adjoint, declare, nondiff, register, tangent
 
 
 @adjoint(np.matmul, "np.matmul")
@@ -483,3 +483,12 @@ def eig_vectors_rule_(y, a):
 # wrong, so they are registered without rules and second derivatives through eig's v are refused.
 register(lh.eig_vectors_vjp, "eig_vectors_vjp")
 register(lh.eig_vectors_tangent, "eig_vectors_tangent")
+
+
+# vmap: per-example matrix products; the plans read shapes and constant arguments only
+declare(np.matmul, np.dot, batch="matmul")
+declare(ph.einsum_plan, ph.kron_plan, ph.sorted_axes_pair, ph.axes_pair, ph.diag_mask, ph.diag_embedding,
+        ph.tensordot_axes, ph.tensordot_vjp_plan, ph.dot_axes, ph.inner_axes, ph.cross_plan, batch="shape_fn")
+# ndarray methods
+for _fn, _methods in ((np.dot, ("dot",)), (np.trace, ("trace",)), (np.diagonal, ("diagonal",))):
+    declare(_fn, methods=_methods)

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import reduction_helpers as rh
 from . import shape_helpers as sh
-from .registry import adjoint, nondiff, refuse, tangent
+from .registry import adjoint, declare, nondiff, refuse, tangent
 
 
 @adjoint(np.sum, "np.sum")
@@ -154,3 +154,22 @@ for _fn in (rh.var_dof, rh.kept_shape, rh.reduce_perm, rh.reduce_flat_shape, sh.
     nondiff(_fn, _fn.__name__)
 # Readable (differentiated through): cumsum_vjp cumprod_vjp cumprod_vjp_exact cumprod_tangent
 # prod_except average_* norm_grad norm_singular_grad.
+
+
+# vmap: a reduction's axis shifts past the batch axis; a scan's axis argument likewise
+declare(np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, np.any, np.all, np.argmax, np.argmin, np.std,
+        np.var, batch="reduce")
+declare(np.cumsum, np.cumprod, batch="axis_args", axis_params=("axis",))
+# the plans and norm's case analysis read shapes and constant arguments only: one per batch
+declare(rh.kept_shape, rh.reduce_perm, rh.reduce_flat_shape, rh.norm_kind, rh.norm_matrix_axes,
+        rh.norm_expand_shape, batch="shape_fn")
+# ndarray methods: x.sum(1) is np.sum(x, 1)
+for _fn, _methods in ((np.sum, ("sum",)), (np.mean, ("mean",)), (np.max, ("max",)), (np.min, ("min",)),
+                      (np.prod, ("prod",)), (np.std, ("std",)), (np.var, ("var",)), (np.cumsum, ("cumsum",)),
+                      (np.cumprod, ("cumprod",)), (np.argmax, ("argmax",)), (np.argmin, ("argmin",)),
+                      (np.any, ("any",)), (np.all, ("all",))):
+    declare(_fn, methods=_methods)
+# Numba: calls with axis/keepdims run the backend's reduce_<name> kernels
+for _fn, _kernel in ((np.sum, "sum"), (np.max, "max"), (np.amax, "max"), (np.min, "min"), (np.amin, "min"),
+                     (np.prod, "prod"), (np.mean, "mean")):
+    declare(_fn, reduction=_kernel)

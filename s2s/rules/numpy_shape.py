@@ -14,7 +14,7 @@ import numpy as np
 
 from . import shape_helpers as sh
 from .. import runtime as rt
-from .registry import adjoint, nondiff, refuse, register, tangent
+from .registry import adjoint, declare, nondiff, refuse, register, tangent
 
 
 @adjoint(np.reshape, "np.reshape")
@@ -618,3 +618,19 @@ def diff_tangent_rule(y, tv, a, n=1, axis=-1, prepend=None, append=None, which=1
 @tangent(sh.diff_tangent, shape_only=("a", "n", "prepend", "append", "which"))
 def diff_tangent_rule_(y, tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     t[y] = diff_tangent(t[tv], a, n, axis, prepend, append, which)
+
+
+# vmap
+declare(np.shape, np.ndim, np.size, builtins.len, batch="shape_query")
+declare(np.copy, np.asarray, np.zeros_like, np.ones_like, rt.astype, batch="same")
+declare(np.expand_dims, np.squeeze, np.flip, np.roll, batch="axis_args", axis_params=("axis",))
+declare(np.swapaxes, batch="axis_args", axis_params=("axis1", "axis2"))
+declare(np.moveaxis, batch="axis_args", axis_params=("source", "destination"))
+declare(np.reshape, np.transpose, batch="axis_args")      # (the batching pass rewrites them itself)
+declare(sh.tile_plan, sh.diff_plan, sh.diff_part_shape, sh.diff_part_range, sh.diff_part_pad, sh.pad_width_along,
+        sh.pad_index_map, sh.pad_border_mask, sh.split_plan, batch="shape_fn")
+# ndarray methods
+for _fn, _methods in ((np.copy, ("copy",)), (np.ravel, ("ravel", "flatten")), (np.reshape, ("reshape",)),
+                      (np.transpose, ("transpose",)), (rt.astype, ("astype",)), (np.squeeze, ("squeeze",)),
+                      (np.swapaxes, ("swapaxes",))):
+    declare(_fn, methods=_methods)

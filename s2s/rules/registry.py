@@ -23,9 +23,17 @@ class OpRule:
         name: its canonical spelling in generated source ("np.sin").
         adjoint: reverse-mode rule (a `Template` written with d[x] notation).
         tangent: forward-mode rule (a `Template` written with t[x] notation).
-        batch: unused (None): vmap's batching rules are the table in rules/batch_rules.py.
-        lower: unused (None): the Numba lowering is backends/numba_cpu.lower and the
-            helpers' Numba implementations in backends/numba_lower/.
+        batch: vmap's batching kind (rules/batch_rules.py lists them: "elementwise", "reduce",
+            "axis_args", ...); None: the op runs in a per-example loop (slower, never wrong).
+        axis_params: parameters naming axes of the first argument, which vmap shifts past the
+            batch axis (batch kind "axis_args").
+        methods: ndarray method names that mean this op with the array first (`x.sum(1)` is
+            `np.sum(x, 1)`); they do not write into their array.
+        reduction: the Numba backend's own reduction kernel for calls with axis/keepdims
+            ("sum" -> reduce_sum in backends/numba_lower/reductions.py); also the ops whose full
+            reduction the specializer knows is a number.
+        vector_kernel: a vectorizable float64 kernel the Numba backend calls on arrays instead
+            (np.exp -> rt.fast_exp, backends/vecmath.py).
         nondiff: the output carries no derivative (comparisons, shapes, ...).
         bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into
@@ -37,8 +45,11 @@ class OpRule:
     name: str
     adjoint: Template | None = None
     tangent: Template | None = None
-    batch: Callable | None = None
-    lower: Callable | None = None
+    batch: str | None = None
+    axis_params: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    reduction: str | None = None
+    vector_kernel: str | None = None
     nondiff: bool = False
     fresh: bool = False
     refused: str | None = None
@@ -90,6 +101,30 @@ def register(fn: Any, name: str, **fields) -> OpRule:
 
 def lookup(fn: Any) -> OpRule | None:
     return RULES.get(_key(fn))
+
+
+# ndarray method name -> the op it means (OpRule.methods), kept as the rules declare them
+_METHOD_OPS: dict[str, Any] = {}
+
+
+def declare(*fns: Any, **fields) -> None:
+    """Set more of the facts of ops that have a rule already: their batching kind, axis
+    parameters, method names, Numba kernels (the OpRule attributes of those names)."""
+    for fn in fns:
+        rule = lookup(fn)
+        if rule is None:
+            raise KeyError(f"declare: {fn!r} has no rule to add {sorted(fields)} to")
+        for k, v in fields.items():
+            if not hasattr(rule, k) or k in ("fn", "name"):
+                raise TypeError(f"declare: OpRule has no settable field {k!r}")
+            setattr(rule, k, v)
+        for method in fields.get("methods", ()):
+            _METHOD_OPS[method] = fn
+
+
+def method_op(method: str) -> Any:
+    """The op an ndarray method of this name means (`x.sum` -> np.sum), or None."""
+    return _METHOD_OPS.get(method)
 
 
 def adjoint(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape_only: tuple = ()):

@@ -7,7 +7,7 @@ their source and differentiates through them like a user's helper.
 from .. import runtime as rt
 from ..runtime import batching as rtb
 from ..runtime import fused as rtf
-from .registry import adjoint, nondiff, refuse, register, tangent
+from .registry import adjoint, declare, nondiff, refuse, register, tangent
 
 # Tape operations.  Their adjoints use the tape's own adjoint (another stack);
 # the reverse pass implements them directly (see transforms/reverse.py).
@@ -234,3 +234,17 @@ for _fn in (rtf.fused_size, rtf.fused_empty, rtf.fused_grid, rtf.fused_zeros, rt
 from ..runtime import effects as rte  # noqa: E402
 for _fn in (rte.effect, rte.raise_block, rte.format_value, rte.with_start, rte.try_start, rte.region_end):
     nondiff(_fn, _fn.__name__)
+
+
+# vmap: the batching kinds of the runtime's ops (rules/batch_rules.py)
+declare(rt.tie_weight, batch="elementwise")
+declare(rt.zeros_like, rt.stop_gradient, rt.copy_value, batch="same")
+declare(rt.seed_cotangent, batch="seed")
+declare(rt.unbroadcast, batch="unbroadcast")
+declare(rt.broadcast_like, batch="broadcast_like")
+declare(rt.expand_reduced, batch="expand_reduced")
+# functions of shapes only: evaluated on the first example (the same for all)
+declare(rtb.batch_size, rtb.baxis, rtb.ex_ndim, rt.reduced_size, rtb.breduced_size, rtb.bshape, rtb.bsize, rtb.blen,
+        rt.inverse_axes, rt.fft_axes, rt.float_dtype_flag, rt.check_unpack, rt.check_rank, rt.check_array_output,
+        rt.check_unset, rt.check_unshared, rt.check_element_view, rt.check_row, rt.check_nonempty,
+        rt.check_not_held, rt.list_position, batch="shape_fn")

@@ -27,6 +27,7 @@ from ..frontend.annotations import BATCHED, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
+from ..rules.table import lookup
 from .common import BINOP_FN, UNARY_FN, index_expr, rule_call
 
 
@@ -215,12 +216,6 @@ class OpBatching:
             return self.per_op_loop(value, code, s)
         return new
 
-    AXIS_PARAMS = {"expand_dims": ("axis",), "swapaxes": ("axis1", "axis2"), "moveaxis": ("source", "destination"),
-                   "squeeze": ("axis",), "flip": ("axis",), "roll": ("axis",), "concatenate": ("axis",),
-                   "cumsum": ("axis",), "cumprod": ("axis",), "fft": ("axis",), "ifft": ("axis",),
-                   "rfft": ("axis",), "irfft": ("axis",), "all_gather": ("axis",), "all_gather_vjp": ("axis",),
-                   "all_to_all": ("split_axis", "concat_axis"), "pswapaxes": ("axis",)}
-
     def axis_args(self, value, code, s):
         """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
         fn = value.s2s_fn
@@ -242,7 +237,7 @@ class OpBatching:
             params = list(_inspect.signature(fn).parameters)
         except (TypeError, ValueError):
             return self.per_op_loop(value, code, s)
-        names = self.AXIS_PARAMS.get(fn.__name__, ())
+        names = lookup(fn).axis_params
         new = clone(value)
         new.s2s_fn = fn
         for i, a in enumerate(new.args[1:], start=1):

@@ -333,10 +333,18 @@ def test_non_differentiable_ops_and_constructors_are_nondiff():
 
 
 def test_methods_map_to_registered_ops():
-    from s2s.frontend.inlining import METHODS
-    missing = [m for m, f in METHODS.items() if lookup(f) is None or
+    from s2s.rules.registry import RULES, method_op
+    methods = {m: rule.fn for rule in RULES.values() for m in rule.methods}
+    assert {"sum", "mean", "reshape", "astype", "flatten", "conj", "cumsum", "diagonal"} <= set(methods)
+    missing = [m for m, f in methods.items() if lookup(f) is None or
                not (lookup(f).nondiff or (lookup(f).adjoint and lookup(f).tangent))]
     assert not missing, f"methods without both rules: {missing}"
+    assert all(method_op(m) is f for m, f in methods.items())
+    assert all(hasattr(np.ndarray, m) for m in methods), "a method name ndarray does not have"
+    x = np.arange(6.0).reshape(2, 3) - 2.5
+    for m in ("sum", "mean", "max", "min", "prod", "std", "var", "cumsum", "cumprod", "argmax", "any", "ravel",
+              "copy", "trace", "diagonal", "conj", "round", "transpose"):
+        assert np.array_equal(getattr(x, m)(), methods[m](x)), m
 
 
 def _rule_module(rule):
