@@ -23,6 +23,7 @@ NumPy's inf/nan, as the generated Python does, not ZeroDivisionError).
 from __future__ import annotations
 
 import builtins
+import os
 import types as pytypes
 import warnings
 from typing import Any, Callable
@@ -554,8 +555,53 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
         for key, value in list(glb.items()):
             if isinstance(value, pytypes.FunctionType) and value is not fn and value.__module__ == fn.__module__:
                 # (a fused loop indexes only with its counter, below the size every array was checked to have)
-                glb[key] = numba.njit(**dict(options(value), boundscheck=False))(value)
-        return numba.njit(**options(fn))(fn)
+                glb[key] = _at_opt_level(numba.njit(**dict(options(value), boundscheck=False))(value))
+        return _at_opt_level(numba.njit(**options(fn))(fn))
+
+
+def optimization_level() -> int | None:
+    """LLVM's optimization level for the code s2s compiles: S2S_NUMBA_OPT (0-3), else 2; None when
+    the user set NUMBA_OPT (then Numba's own setting applies to everything).
+
+    Numba's default, 3, took twice as long as 2 to compile s2s's code (LLVM's module passes run
+    again over every helper linked into each function: 22.9 s against 11.4 s for the jit(grad)
+    of tests/jit/test_jit.py's astype_mix on 2 cores) and ran no faster on the benchmarks
+    (docs/performance.md, "Compile time").  Compiled code computes the same at either level:
+    LLVM reorders floating point only under fast-math flags, which s2s does not set."""
+    if "NUMBA_OPT" in os.environ:
+        return None
+    raw = os.environ.get("S2S_NUMBA_OPT", "2")
+    try:
+        level = int(raw)
+    except ValueError:
+        level = -1
+    if not 0 <= level <= 3:
+        raise ValueError(f"S2S_NUMBA_OPT={raw!r}: give an LLVM optimization level, 0 to 3")
+    return level
+
+
+def _at_opt_level(dispatcher):
+    """`dispatcher`, compiling each new signature (and every function compiled inside that
+    compilation: helpers, overloads) at optimization_level().  Numba reads `config.OPT` when it
+    builds each pass pipeline, under its compiler lock, which the switch holds; a call that does
+    not compile takes neither."""
+    level = optimization_level()
+    if level is None:
+        return dispatcher
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+    compile_now = dispatcher.compile
+
+    def compile_at_level(sig):
+        with global_compiler_lock:
+            saved = config.OPT
+            config.OPT = config._OptLevel(level)
+            try:
+                return compile_now(sig)
+            finally:
+                config.OPT = saved
+    dispatcher.compile = compile_at_level
+    return dispatcher
 
 
 def _quiet_object_mode_notes() -> None:
