@@ -5,8 +5,8 @@
 
 For each op: the arguments its reverse-mode rule differentiates, the float arguments it refuses
 (differentiating them raises NonDifferentiableError at the user's line), whether forward mode
-has a rule, and how vmap batches it.  Ops defined by other ops (rules/numpy_composite.py), the
-scipy.stats distributions (rules/scipy_stats.py) and ops with no derivative are listed after.
+has a rule, and how vmap batches it.  Ops defined by other ops (s2s/ops/composite/rules.py), the
+scipy.stats distributions (s2s/ops/stats/rules.py) and ops with no derivative are listed after.
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def table() -> str:
             ", ".join(f"`{c}`" for c in composites), "",
             "## scipy.stats distributions", "",
             "Methods of scipy.stats' distribution objects, defined by the ops above and inlined the same way",
-            "(`s2s/rules/scipy_stats.py`), called as `norm.logpdf(x, loc, scale)`, `st.norm.logpdf(...)` or",
+            "(`s2s/ops/stats/rules.py`), called as `norm.logpdf(x, loc, scale)`, `st.norm.logpdf(...)` or",
             "through an alias; arguments positional or by keyword, broadcast as scipy broadcasts them. Values",
             "follow scipy's, -inf/0 outside the support and NaN for invalid parameters included.",
             "*Refused arguments* raise `NonDifferentiableError` if differentiated (betainc's and gammainc's",
@@ -134,7 +134,7 @@ def table() -> str:
 def _stats_rows() -> list[str]:
     """One row per scipy.stats method: its signature, the arguments differentiated and refused."""
     import inspect
-    from s2s.rules.scipy_stats import DISTRIBUTIONS
+    from s2s.ops.stats.rules import DISTRIBUTIONS
     rows = []
     for dist, method, definition, refused, constant in DISTRIBUTIONS:
         params = list(inspect.signature(definition).parameters.values())

@@ -16,19 +16,12 @@ from __future__ import annotations
 import ast
 
 import gast
-import numpy as np
 
 from .. import runtime as rt
 from ..frontend.nodes import iter_nodes, parse_expr
 from ..frontend.ast_build import const, copy_loc, name, walk_stmts as _walk_stmts
 from ..rules.table import lookup
 
-
-_VIEW_OPS = {id(f) for f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
-                              np.broadcast_to, np.asarray, np.moveaxis, np.diagonal, np.atleast_1d,
-                              np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90,
-                              np.real, np.imag, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
-                              np.rollaxis, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)}
 
 
 def alias_conflicts(body, read_after: bool = False, sources=None) -> list:
@@ -194,6 +187,12 @@ def _reaches(order, k: int, j: int) -> bool:
     return j > k or bool(set(order[k][1]) & set(order[j][1]))
 
 
+def _view_op(fn) -> bool:
+    """The op's result may be a view of its first argument (OpRule.view: np.reshape, np.flip, ...)."""
+    rule = lookup(fn) if fn is not None else None
+    return rule is not None and rule.view
+
+
 def _allocates(value) -> bool:
     """The value is a newly allocated array (safe to write into without aliasing)."""
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
@@ -201,7 +200,7 @@ def _allocates(value) -> bool:
     if isinstance(value, gast.Call):
         fn = getattr(value, "s2s_fn", None)
         rule = lookup(fn)
-        return rule is not None and (rule.fresh or (id(fn) not in _VIEW_OPS and not rule.nondiff))
+        return rule is not None and (rule.fresh or (not rule.view and not rule.nondiff))
     return False
 
 
@@ -299,6 +298,6 @@ def _view_sources(value) -> list[str]:
                for p in parts):
             return [value.value.id]
         return []
-    if isinstance(value, gast.Call) and id(getattr(value, "s2s_fn", None)) in _VIEW_OPS:
+    if isinstance(value, gast.Call) and _view_op(getattr(value, "s2s_fn", None)):
         return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
     return []

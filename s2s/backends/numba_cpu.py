@@ -42,7 +42,8 @@ from . import memory, numba_cache  # noqa: F401
 # importing registers the Numba overloads: every module of numba_lower/ and the runtime's Numba versions
 # (runtime/*_numba.py), then every family of numba_numpy/ (namespace imports them all; where both lower one
 # helper, Numba tries numba_lower's first), then vecmath's
-from .numba_lower import common as lowering, loops, op_helpers, reductions
+from .numba_lower import common as lowering, loops, op_helpers
+from ..ops.reductions import numba_kernels as reductions
 from ..runtime import core_numba as runtime_lowering
 from ..runtime import batching_numba as batching_lowering, fused_numba as fused_lowering
 from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (registers the overloads)

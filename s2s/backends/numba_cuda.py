@@ -27,13 +27,8 @@ from ..codegen import emit
 from ..errors import TransformError
 from ..frontend.ast_build import name
 from ..frontend.nodes import clone, iter_nodes
+from ..rules.table import lookup
 
-# np ufunc -> the math function a device function calls on scalars
-_MATH = {np.sin: "sin", np.cos: "cos", np.tan: "tan", np.exp: "exp", np.log: "log", np.sqrt: "sqrt",
-         np.tanh: "tanh", np.sinh: "sinh", np.cosh: "cosh", np.arctan: "atan", np.arcsin: "asin",
-         np.arccos: "acos", np.log1p: "log1p", np.expm1: "expm1", np.absolute: "fabs", np.floor: "floor",
-         np.ceil: "ceil", np.log2: "log2", np.log10: "log10", np.arctan2: "atan2", np.hypot: "hypot"}
-_MATH_IDS = {id(k): v for k, v in _MATH.items()}
 # runtime helpers and what they are on scalars
 _SCALAR_IDENTITY = {id(rt.unbroadcast), id(rt.expand_reduced), id(rt.stop_gradient), id(rt.copy_value),
                     id(rt.to_float), id(rt.broadcast_like)}
@@ -51,8 +46,9 @@ class _ScalarLower(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         fn = self.resolve(node)
-        if id(fn) in _MATH_IDS:
-            return gast.Call(func=gast.Attribute(name("math"), _MATH_IDS[id(fn)], gast.Load()),
+        rule = lookup(fn) if fn is not None else None
+        if rule is not None and rule.cuda_math:      # np.sin -> math.sin on a number (OpRule.cuda_math)
+            return gast.Call(func=gast.Attribute(name("math"), rule.cuda_math, gast.Load()),
                              args=node.args, keywords=[])
         if id(fn) in _SCALAR_IDENTITY:
             return node.args[0]

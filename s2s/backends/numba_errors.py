@@ -136,7 +136,7 @@ def _compile_reason(exc) -> str:
 # made from that line, and `Generated.origin`, "file:line (qualname)" of the function they
 # were generated from (a user file, or for vmap(grad(f)) and hessian(f) another generated file).
 _BACKEND_HELPER_MODULES = ("s2s.backends.numba_lower.common", "s2s.backends.numba_lower.loops",
-                           "s2s.backends.numba_lower.op_helpers", "s2s.backends.numba_lower.reductions",
+                           "s2s.backends.numba_lower.op_helpers", "s2s.ops.reductions.numba_kernels",
                            "s2s.backends.numba_lower.runtime",     # (runtime/core_numba.py's name: see runtime/)
                            "s2s.runtime.batching_numba", "s2s.runtime.fused_numba", "s2s.backends.vecmath")
 

@@ -7,7 +7,7 @@ generated code, s2s's rules and Numba each in their own way: a global or closure
 kind is (precision.py).  `np.memmap` only changes where the data lives and is used as it is.
 
 A scipy.sparse matrix or array is a constant of the code (never differentiated) that s2s multiplies
-dense arrays by: `A @ x`, `x @ A` and `A.dot(x)` become the ops of rules/sparse_helpers.py, whose
+dense arrays by: `A @ x`, `x @ A` and `A.dot(x)` become the ops of s2s/ops/linalg/sparse_helpers.py, whose
 derivatives are `A.T @ g` and `g @ A.T`.  Any other use of it (`A * x`: a matrix product for
 scipy's sparse matrices, elementwise for its sparse arrays; `np.sum(A)`, `np.dot(A, x)`: NumPy's
 functions do not know sparse matrices) is refused at its line (`check_sparse_uses`), and so is
@@ -28,7 +28,7 @@ import gast
 import numpy as np
 
 from ..errors import TransformError, UnsupportedSyntaxError
-from ..rules.sparse_helpers import sparse_matmul, sparse_matmul_t, sparse_rmatmul, sparse_rmatmul_t
+from ..ops.linalg.sparse_helpers import sparse_matmul, sparse_matmul_t, sparse_rmatmul, sparse_rmatmul_t
 from .nodes import iter_nodes
 
 # op -> the position of its sparse operand
@@ -94,7 +94,7 @@ class ForeignValues:
         return value if is_sparse(value) else None
 
     def sparse_product(self, left, right, node) -> Any:
-        """`left @ right` when one of them is a sparse matrix: the op of sparse_helpers.py; else None."""
+        """`left @ right` when one of them is a sparse matrix: the op of ops/linalg/sparse_helpers.py; else None."""
         a, b = self.sparse_value(left), self.sparse_value(right)
         if a is not None and b is not None:
             raise self.error(UnsupportedSyntaxError, "s2s multiplies a scipy.sparse matrix by dense arrays only, "

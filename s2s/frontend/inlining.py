@@ -179,7 +179,7 @@ class CallInlining:
             # a function transformed by s2s, called from code s2s transforms: use its generated source
             return self.inline(obj._s2s_inline_source(len(args)), args, kws, node, out)
         definition = composite_of(obj)
-        if definition is not None:        # an op defined by other ops (rules/numpy_composite.py)
+        if definition is not None:        # an op defined by other ops (s2s/ops/composite/rules.py)
             return self.inline(definition, args, kws, node, out)
         if hasattr(obj, "_s2s_as_op") and not isinstance(obj, type):
             obj._s2s_as_op()            # (a pmapped function: an op whose rules it registers now)

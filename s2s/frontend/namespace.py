@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 # the op helpers, one module beside each rule family (no two define the same public name)
-OP_HELPER_MODULES = ["s2s.rules.elementwise_helpers", "s2s.rules.reduction_helpers", "s2s.rules.shape_helpers",
-                     "s2s.rules.linalg_helpers", "s2s.rules.products_helpers", "s2s.rules.fft_helpers",
-                     "s2s.rules.special_helpers", "s2s.rules.sparse_helpers"]
+OP_HELPER_MODULES = ["s2s.ops.elementwise.helpers", "s2s.ops.reductions.helpers", "s2s.ops.shape.helpers",
+                     "s2s.ops.linalg.helpers", "s2s.ops.linalg.products_helpers", "s2s.ops.fft.helpers",
+                     "s2s.ops.special.helpers", "s2s.ops.linalg.sparse_helpers"]
 HELPER_MODULES = ["s2s.runtime", "s2s.runtime_batching", "s2s.runtime_fused", "s2s.runtime_effects",
                   "s2s.runtime_collectives", *OP_HELPER_MODULES]
 

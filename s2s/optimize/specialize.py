@@ -30,8 +30,8 @@ from .. import runtime as rt
 from ..analysis.resolve import resolve_call
 from ..frontend.ast_build import const
 from ..frontend.nodes import iter_nodes
-from ..rules.elementwise_helpers import nan_max_share, tie_share
-from ..rules.products_helpers import dot_vjp_any_a, dot_vjp_any_b
+from ..ops.elementwise.helpers import nan_max_share, tie_share
+from ..ops.linalg.products_helpers import dot_vjp_any_a, dot_vjp_any_b
 from ..rules.table import lookup
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime as rt
-from . import fft_helpers as fh
+from ..ops.fft import helpers as fh
 from .table import lookup
 
 # helpers without a rule -> their kind

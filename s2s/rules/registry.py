@@ -8,6 +8,7 @@ spelling, so ``from numpy import sin`` and ``np.sin`` mean the same op.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 from typing import Any, Callable
 
@@ -30,14 +31,18 @@ class OpRule:
         methods: ndarray method names that mean this op with the array first (`x.sum(1)` is
             `np.sum(x, 1)`); they do not write into their array.
         reduction: the Numba backend's own reduction kernel for calls with axis/keepdims
-            ("sum" -> reduce_sum in backends/numba_lower/reductions.py); also the ops whose full
+            ("sum" -> reduce_sum in s2s/ops/reductions/numba_kernels.py); also the ops whose full
             reduction the specializer knows is a number.
         vector_kernel: a vectorizable float64 kernel the Numba backend calls on arrays instead
             (np.exp -> rt.fast_exp, backends/vecmath.py).
+        cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
+        view: its result may be a view of its first argument (np.reshape): writes into one can
+            reach the other (analysis/aliasing.py).
         nondiff: the output carries no derivative (comparisons, shapes, ...).
         bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into
             its result cannot alias anything the user can see.
+        defined_in: the module that registered the rule (for s2s's ops, its family's rules.py).
         refused: why s2s does not differentiate it (its arguments can carry a derivative,
             but there is no rule): a value that carries one is refused with this reason.
     """
@@ -50,10 +55,13 @@ class OpRule:
     methods: tuple[str, ...] = ()
     reduction: str | None = None
     vector_kernel: str | None = None
+    cuda_math: str | None = None
+    view: bool = False
     nondiff: bool = False
     fresh: bool = False
     refused: str | None = None
     bindings: dict[str, Any] = dataclasses.field(default_factory=dict)  # globals its name/templates need
+    defined_in: str = ""        # the module that registered it: s2s.ops.<family>.rules for s2s's own
 
 
 Key = int | tuple[int, int]      # see _key
@@ -77,7 +85,7 @@ _MethodType = types.MethodType
 def _key(fn: Any) -> Key:
     """An op's key: the identity of the object a call resolves to.  A bound method is keyed by its
     object and its function: every read of `scipy.stats.norm.logpdf` makes a new method object
-    (equal, not identical), while the pair stays the same (rules/scipy_stats.py's ops are such)."""
+    (equal, not identical), while the pair stays the same (s2s/ops/stats/rules.py's ops are such)."""
     if type(fn) is _MethodType:
         return (id(fn.__self__), id(fn.__func__))
     return id(fn)
@@ -91,12 +99,20 @@ def register(fn: Any, name: str, **fields) -> OpRule:
         _USER_KEYS[_key(fn)] = None
     rule = RULES.get(_key(fn))
     if rule is None:
-        rule = OpRule(fn=fn, name=name)
+        rule = OpRule(fn=fn, name=name, defined_in=_registering_module())
         RULES[_key(fn)] = rule
         _KEEPALIVE.append(fn)
     for k, v in fields.items():
         setattr(rule, k, v)
     return rule
+
+
+def _registering_module() -> str:
+    """The module whose code registered the rule (the first frame outside this module)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "?") if frame is not None else "?"
 
 
 def lookup(fn: Any) -> OpRule | None:
@@ -176,7 +192,7 @@ def refuse(fn: Any, name: str, why: str, *, fresh: bool = False) -> OpRule:
     return register(fn, name, refused=why, fresh=fresh)
 
 
-# Ops defined by other ops (rules/numpy_composite.py): fn -> a Python definition normalization
+# Ops defined by other ops (s2s/ops/composite/rules.py): fn -> a Python definition normalization
 # inlines in place of the call, so the ops it uses give every rule.
 COMPOSITES: dict[Key, Any] = {}
 
@@ -197,7 +213,7 @@ def composite_of(fn: Any) -> Callable | None:
 
 
 # Composites of a library that is slow to import register when a call first needs them: the module
-# (prefix) of the methods' objects -> the function that registers them.  rules/scipy_stats.py's
+# (prefix) of the methods' objects -> the function that registers them.  s2s/ops/stats/rules.py's
 # distributions are such (scipy.stats takes 0.4 s to import, as long as s2s itself); calling one of
 # their methods means the user's code has imported it already.
 _DEFERRED: dict[str, Callable[[], None]] = {}

@@ -3,7 +3,17 @@
 It also hands lookups down to normalization (frontend/hooks.py), which must not import upward.
 """
 from .registry import OpRule, composite_of, lookup, method_op, register, RULES  # noqa: F401
-from . import numpy_composite, numpy_elementwise, numpy_reductions, numpy_linalg, numpy_shape, numpy_fft, scipy_special, scipy_stats, runtime_rules, collectives  # noqa: F401,E501  (registration side effects)
+# each family's rules.py registers its ops when imported (s2s/ops/<family>/)
+from ..ops.composite import rules as _composite  # noqa: F401
+from ..ops.elementwise import rules as _elementwise  # noqa: F401
+from ..ops.reductions import rules as _reductions  # noqa: F401
+from ..ops.linalg import rules as _linalg  # noqa: F401
+from ..ops.shape import rules as _shape  # noqa: F401
+from ..ops.fft import rules as _fft  # noqa: F401
+from ..ops.special import rules as _special  # noqa: F401
+from ..ops.stats import rules as _stats  # noqa: F401
+from ..ops.runtime import rules as _runtime  # noqa: F401
+from ..ops.collectives import rules as _collectives  # noqa: F401
 from .registry import tables_loaded as _tables_loaded
 
 from ..frontend.hooks import install_rulebook

@@ -5,7 +5,7 @@ A collective names an axis (`s2s.psum(g, "batch")`) that an enclosing pmap binds
 (devices.py); each is one exchange of the axis's group and NumPy on what comes back.
 Every device computes the same sums in the same (device) order, so replicas stay equal to the
 last bit.  The Numba lowering (collectives_numba.py) calls these in object mode;
-the rules (rules/collectives.py) give their adjoints, tangents and batching.
+the rules (s2s/ops/collectives/rules.py) give their adjoints, tangents and batching.
 """
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ from numba.typed import List
 from .. import runtime as rt
 from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none, _overload,
                                            blas_operand, overload)
-from ..backends.numba_numpy.products import expand_last, expand_second_last, matmul
-from ..backends.numba_lower.reductions import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
-                                               reduce_sum, stack_sequence)
+from ..ops.linalg.numba_products import expand_last, expand_second_last, matmul
+from ..ops.reductions.numba_kernels import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
+                                            reduce_sum, stack_sequence)
 
 # generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
 __name__ = "s2s.backends.numba_lower.runtime"

@@ -201,7 +201,7 @@ def interp_case(x, fp):
 
 
 
-# np.fft and complex values inside a function (rules/numpy_fft.py; more forms in tests/ops/test_fft.py)
+# np.fft and complex values inside a function (s2s/ops/fft/rules.py; more forms in tests/ops/test_fft.py)
 @case(lambda r: (r.standard_normal((3, 8)),))
 def fft_case(x):
     z = np.fft.fft(x)

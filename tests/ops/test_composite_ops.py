@@ -1,4 +1,4 @@
-"""Ops defined by other ops (s2s/rules/numpy_composite.py): np.append,
+"""Ops defined by other ops (s2s/ops/composite/rules.py): np.append,
 np.rollaxis, np.vsplit/hsplit/dsplit, np.nan_to_num, np.select, np.linalg.pinv, np.gradient (1-d), np.fft.fftshift/ifftshift, builtin sum and
 pow, and the `operator` module's arithmetic.  Before, each was a NoRuleError.  Every case:
 grad vs finite differences, jvp vs grad, vmap(grad) vs a loop; a few under jit.  And unpacking
@@ -185,7 +185,7 @@ def test_unpacking_into_the_wrong_number_of_names_fails_as_python_does():
 
 def test_pinv_matches_numpy_and_finite_differences():
     for a in (rng.normal(size=(4, 3)), rng.normal(size=(3, 4)).T.copy()):
-        from s2s.rules.numpy_composite import pinv
+        from s2s.ops.composite.rules import pinv
         assert_close(pinv(a), np.linalg.pinv(a), rtol=1e-12, atol=1e-14)
         g = s2s.grad(pinv_weighted)(a)
         assert_close(g, numeric_grad(pinv_weighted, (a,), 0), rtol=1e-6, atol=1e-8)

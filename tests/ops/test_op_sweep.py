@@ -27,8 +27,8 @@ from cases import op_cases
 import s2s  # noqa: E402
 from cases.fd import assert_close, numeric_grad
 from s2s.frontend.namespace import OP_HELPER_MODULES  # noqa: E402
-from s2s.rules import linalg_helpers as lh  # noqa: E402
-from s2s.rules import shape_helpers as sh  # noqa: E402
+from s2s.ops.linalg import helpers as lh  # noqa: E402
+from s2s.ops.shape import helpers as sh  # noqa: E402
 from s2s.rules.table import RULES, lookup  # noqa: E402
 
 CASES = op_cases.CASES
@@ -352,8 +352,8 @@ def _rule_module(rule):
     return getattr(getattr(tmpl, "fn", None), "__module__", "") if tmpl else ""
 
 
-_OP_MODULES = ("s2s.rules.numpy_elementwise", "s2s.rules.numpy_reductions", "s2s.rules.numpy_linalg",
-               "s2s.rules.numpy_shape", "s2s.rules.scipy_special")
+_OP_MODULES = ("s2s.ops.elementwise.rules", "s2s.ops.reductions.rules", "s2s.ops.linalg.rules",
+               "s2s.ops.shape.rules", "s2s.ops.special.rules")
 
 
 def test_every_op_rule_has_both_adjoint_and_tangent():

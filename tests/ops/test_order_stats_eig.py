@@ -1,5 +1,5 @@
 """np.median / np.percentile / np.quantile, np.partition and np.linalg.eig / eigvals:
-ops defined by other ops (s2s/rules/numpy_composite.py) with helpers in s2s/rules/reduction_helpers.py and linalg_helpers.py.
+ops defined by other ops (s2s/ops/composite/rules.py) with helpers in s2s/ops/reductions/helpers.py and ops/linalg/helpers.py.
 
 - quantiles: NumPy's default 'linear' method, the reduced axes sorted, the two order statistics
   around q (n - 1) interpolated; closed forms of the gradient (one-hot at the middle for an odd
@@ -120,7 +120,7 @@ def test_quantile_values_match_numpy(kw, q):
     expected = np.quantile(x, q, **kw)
     assert got.shape == expected.shape
     assert_close(got, expected, rtol=1e-14, atol=1e-14, what="np.quantile")
-    from s2s.rules.numpy_composite import median, percentile, quantile
+    from s2s.ops.composite.rules import median, percentile, quantile
     assert_close(quantile(x, q, **kw), expected, rtol=1e-14, atol=1e-14, what="np.quantile")
     assert_close(percentile(x, np.asarray(q) * 100.0, **kw), np.percentile(x, np.asarray(q) * 100.0, **kw),
                  rtol=1e-14, atol=1e-14, what="np.percentile")
@@ -128,7 +128,7 @@ def test_quantile_values_match_numpy(kw, q):
 
 
 def test_quantile_of_data_with_nan_is_nan_as_in_numpy():
-    from s2s.rules.numpy_composite import median, quantile
+    from s2s.ops.composite.rules import median, quantile
     x = _distinct((3, 5))
     x[1, 2] = np.nan
     with np.errstate(invalid="ignore"):
@@ -196,7 +196,7 @@ def partition_rows(x):
 
 def test_partition_values_and_gradient():
     x = _distinct((7,))
-    from s2s.rules.numpy_composite import partition
+    from s2s.ops.composite.rules import partition
     for kth, axis in ((3, -1), ((0, 5), 0), (6, None)):
         assert np.array_equal(partition(x, kth, axis=axis), np.partition(x, kth, axis=axis))
     order = np.argsort(x)
@@ -249,7 +249,7 @@ def eigvals_stack(a):
 def test_eig_values_match_eigh_on_symmetric_input():
     q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
     s = (q * np.array([1.0, 2.5, 4.5])) @ q.T
-    from s2s.rules.linalg_helpers import eig_values, eig_vectors
+    from s2s.ops.linalg.helpers import eig_values, eig_vectors
     assert_close(np.sort(eig_values(s)), np.linalg.eigh(s)[0], rtol=1e-12, atol=1e-12, what="eigenvalues")
     v = eig_vectors(s)
     assert_close(np.sum(v * v, axis=0), np.ones(3), rtol=1e-14, atol=1e-14, what="unit eigenvectors")

@@ -1,4 +1,4 @@
-"""scipy.stats distributions (s2s/rules/scipy_stats.py): norm, t, multivariate_normal, gamma, beta,
+"""scipy.stats distributions (s2s/ops/stats/rules.py): norm, t, multivariate_normal, gamma, beta,
 poisson, dirichlet, expon and laplace, defined by NumPy and scipy.special ops and inlined in place
 of the scipy method.  Every case: the value against scipy's own (the function run by Python), the
 gradient in each differentiable argument against central finite differences of scipy's function.
@@ -387,7 +387,7 @@ def test_frozen_global_is_an_s2s_error_or_right():
 
 
 def test_bound_methods_are_keyed_by_object_and_function():
-    from s2s.rules import scipy_stats
+    from s2s.ops.stats import rules as scipy_stats
     from s2s.rules.registry import composite_of, lookup
     assert norm.logpdf is not norm.logpdf
     assert composite_of(norm.logpdf) is scipy_stats.norm_logpdf

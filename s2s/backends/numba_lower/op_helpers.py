@@ -1,8 +1,8 @@
 """Numba lowering of op helpers beside the rule families (s2s/rules/*_helpers.py).
 
-The helpers here are those whose plain-Python bodies use dynamic tuples: fft_helpers.cotangent_kind,
-products_helpers.dot_vjp_any_a / dot_vjp_any_b (matrices and vectors; numba_numpy/product_vjps.py
-takes the other ranks), shape_helpers.array_vjp and linspace_weights, reduction_helpers.prod_except.
+The helpers here are those whose plain-Python bodies use dynamic tuples: fft/helpers.cotangent_kind,
+products_helpers.dot_vjp_any_a / dot_vjp_any_b (matrices and vectors; s2s/ops/linalg/numba_product_vjps.py
+takes the other ranks), shape/helpers.array_vjp and linspace_weights, reductions/helpers.prod_except.
 The other op helpers' Numba versions sit beside the stand-ins of their ops in numba_numpy's
 family modules; the rest are compiled from their plain-NumPy bodies.
 """
@@ -12,12 +12,12 @@ import numpy as np
 from numba import types
 
 from ... import runtime as rt
-from ...rules import fft_helpers as fh
-from ...rules import products_helpers as ph
-from ...rules import reduction_helpers as rh
-from ...rules import shape_helpers as sh
+from ...ops.fft import helpers as fh
+from ...ops.linalg import products_helpers as ph
+from ...ops.reductions import helpers as rh
+from ...ops.shape import helpers as sh
 from .common import _impl_from_source, _is_array, _is_complex, overload
-from .reductions import _axis_mask_impl, _kept_shape, _reduced_flat_index
+from ...ops.reductions.numba_kernels import _axis_mask_impl, _kept_shape, _reduced_flat_index
 
 
 @overload(fh.cotangent_kind)

@@ -13,15 +13,17 @@ Generated Python keeps calling NumPy itself, so the Python path never runs a sta
 stand-in's overload must give NumPy's answer (to rounding) for every form it accepts, and reject
 (return None, or raise a TypingError naming the form) anything else - never guess.
 
-Families, one module each, each registering its stand-ins when imported: reductions (sum & co.
-with axes, var, std, cumsum/cumprod, average), norm_trace (norm, trace, diagonal), elementwise
-(heaviside, clip, math.cbrt), products (matmul, dot, inner, vdot, tensordot, einsum, cross),
-product_vjps (the products' adjoint helpers), linalg (det/solve/inv of stacks, cholesky,
-eigvalsh, svd, ... and their adjoint helpers), shape (reshape, squeeze, atleast_nd, tile,
-repeat), joins (concatenate/stack of lists, np.array of arrays, split), reorder (flip, roll,
-sort, take, order statistics), pad_diff (pad, diff), special (scipy.special functions);
-shape_source builds the shape families' generated implementations.  common.py holds the
-registry they share (`standin`, STANDINS); namespace.py imports every family and makes the
-module copies compiled code sees (`compiled_globals`).  This package file imports none of them
-(they import common.py: importing them here would close an import circle).
+The stand-ins live with their op families (s2s/ops/<family>/numba*.py), each module
+registering its stand-ins when imported: ops/reductions/numba.py (sum & co. with axes, var, std,
+cumsum/cumprod, average), numba_norm_trace.py (norm, trace, diagonal); ops/elementwise/numba.py
+(heaviside, clip, math.cbrt); ops/linalg/numba_products.py (matmul, dot, inner, vdot, tensordot,
+einsum, cross), numba_product_vjps.py (the products' adjoint helpers), numba.py (det/solve/inv of
+stacks, cholesky, eigvalsh, svd, ... and their adjoint helpers); ops/shape/numba.py (reshape,
+squeeze, atleast_nd, tile, repeat), numba_joins.py (concatenate/stack of lists, np.array of
+arrays, split), numba_reorder.py (flip, roll, sort, take, order statistics), numba_pad_diff.py
+(pad, diff), numba_source.py (how the shape stand-ins build their implementations);
+ops/special/numba.py (scipy.special functions).  Here: common.py holds the registry they share
+(`standin`, STANDINS); namespace.py imports every family and makes the module copies compiled
+code sees (`compiled_globals`).  This package file imports none of them (they import common.py:
+importing them here would close an import circle).
 """

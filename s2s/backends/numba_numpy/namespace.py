@@ -11,8 +11,17 @@ from typing import Any
 
 from .common import STANDINS
 # The families register their stand-ins on import.
-from . import (elementwise, joins, linalg, norm_trace, pad_diff, product_vjps, products, reductions, reorder,
-               shape, special)
+from ...ops.elementwise import numba as elementwise
+from ...ops.shape import numba_joins as joins
+from ...ops.linalg import numba as linalg
+from ...ops.reductions import numba_norm_trace as norm_trace
+from ...ops.shape import numba_pad_diff as pad_diff
+from ...ops.linalg import numba_product_vjps as product_vjps
+from ...ops.linalg import numba_products as products
+from ...ops.reductions import numba as reductions
+from ...ops.shape import numba_reorder as reorder
+from ...ops.shape import numba as shape
+from ...ops.special import numba as special
 
 FAMILIES = (elementwise, joins, linalg, norm_trace, pad_diff, product_vjps, products, reductions, reorder,
             shape, special)

@@ -1,0 +1,1 @@
+"""Elementwise ops: ufuncs (arithmetic, exp/log, trig, hyperbolic, comparisons), where, clip, abs."""

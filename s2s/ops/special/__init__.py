@@ -1,0 +1,1 @@
+"""scipy.special: gammaln, digamma, erf, expit, logsumexp, xlogy, ..."""

@@ -1,0 +1,1 @@
+"""scipy.stats distributions' logpdf / pdf / cdf / ... as composites of other ops."""

@@ -1,0 +1,163 @@
+"""Op locality: everything s2s's code says about one op sits in the folder of its family.
+
+For every op of the rule table that users call (NumPy, scipy, math; Python's builtins are s2s's
+own vocabulary and left out), the modules under s2s/ that *name* it in code - the op as a value
+(`fn is np.cumsum`, `declare(np.cumsum, ...)`, a key of a table) or its dotted spelling as a string
+(`"np.cumsum"`), not calls of it (`np.cumsum(x)` is a use, as in any helper) and not comments -
+must sit in its family's folder, s2s/ops/<family>/ (the module that registered its rule,
+`OpRule.defined_in`, says which), at most 4 of them.  The special cases passes still make of
+particular ops (vmap's argmax, the operators' ufuncs, the CUDA lowering's arithmetic) are listed
+in KNOWN_ELSEWHERE: a new one fails here (give the op's record the fact instead: `declare`, as
+its batching kind, axis parameters, methods, kernels, view and CUDA spelling are), and one that
+goes away must leave the list too, so the list only shrinks.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import importlib
+import os
+
+import s2s
+from s2s.rules.registry import RULES, user_facing
+
+ROOT = os.path.dirname(s2s.__file__)
+MAX_MODULES = 4
+
+KNOWN_ELSEWHERE = {
+    "s2s.backends.numba_cpu": {"np.abs", "np.matmul", "np.reshape", "np.transpose"},
+    "s2s.backends.numba_cuda": {"math.cos", "math.exp", "math.log", "math.sin", "math.sqrt", "math.tanh",
+        "np.add", "np.divide", "np.maximum", "np.minimum", "np.multiply", "np.negative", "np.power", "np.sign",
+        "np.square", "np.subtract", "np.sum", "np.where", "np.zeros_like"},
+    "s2s.backends.vecmath": {"np.cos", "np.exp", "np.sin", "np.tanh"},
+    "s2s.frontend.anf": {"np.array", "np.atleast_1d", "np.concatenate", "np.imag", "np.linalg.eigh",
+        "np.linalg.qr", "np.linalg.slogdet", "np.linalg.svd", "np.real", "np.transpose"},
+    "s2s.frontend.inlining": {"np.einsum"},
+    "s2s.frontend.sequences": {"np.array", "np.asarray", "np.copy", "np.expand_dims", "np.repeat", "np.stack",
+        "np.sum", "np.zeros_like"},
+    "s2s.ops.reductions.numba_norm_trace": {"np.diagonal", "np.trace"},
+    "s2s.ops.shape.numba_reorder": {"np.argpartition", "np.argsort"},
+    "s2s.ops.stats.rules": {"betainc"},
+    "s2s.optimize.array_tapes": {"np.empty"},
+    "s2s.optimize.specialize": {"math.ceil", "math.floor", "math.trunc", "np.add", "np.divide", "np.dot",
+        "np.floor_divide", "np.matmul", "np.mean", "np.mod", "np.multiply", "np.power", "np.prod",
+        "np.subtract", "np.sum", "np.transpose"},
+    "s2s.rules.batch_rules": {"np.matmul"},
+    "s2s.runtime.batching": {"np.dot"},
+    "s2s.runtime.core_numba": {"np.ndim"},
+    "s2s.runtime.fused": {"np.ndim"},
+    "s2s.runtime.fused_numba": {"np.empty", "np.zeros"},
+    "s2s.transforms.batching": {"np.all", "np.any", "np.logical_and", "np.where"},
+    "s2s.transforms.batching_ops": {"np.argmax", "np.argmin", "np.array_split", "np.cumprod", "np.cumsum",
+        "np.dot", "np.flip", "np.linalg.eigh", "np.linalg.qr", "np.linalg.svd", "np.ndim", "np.reshape",
+        "np.roll", "np.shape", "np.size", "np.squeeze", "np.transpose"},
+    "s2s.transforms.common": {"np.add", "np.copy", "np.divide", "np.floor_divide", "np.matmul", "np.mod",
+        "np.multiply", "np.negative", "np.positive", "np.power", "np.subtract"},
+    "s2s.transforms.fuse": {"np.clip", "np.sum"},
+    "s2s.transforms.reverse": {"np.copy"},
+}
+
+
+
+def _ops() -> dict[int, object]:
+    return {id(r.fn): r for r in RULES.values()
+            if user_facing(r.fn) and type(r.fn).__name__ != "method" and getattr(r.fn, "__module__", None) != "builtins"}
+
+
+def family(rule) -> str:
+    parts = rule.defined_in.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["s2s", "ops"] else rule.defined_in
+
+
+def _modules():
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for f in files:
+            if f.endswith(".py") and f != "__main__.py":
+                rel = os.path.relpath(os.path.join(folder, f), os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+                yield (rel[: -len(".__init__")] if rel.endswith(".__init__") else rel), os.path.join(folder, f)
+
+
+def _dotted(node) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return [node.id, *reversed(parts)]
+    return None
+
+
+def names_in(source: str, namespace: dict, ops: dict) -> set[int]:
+    """The ops `source` names: as values (not called) resolved in `namespace`, or dotted spellings."""
+    tree = ast.parse(source)
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    spellings = {r.name: oid for oid, r in ops.items() if "." in r.name}
+    found = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Attribute, ast.Name)) and isinstance(n.ctx, ast.Load) \
+                and id(n) not in called and id(n) not in inner:
+            chain = _dotted(n)
+            if chain is None:
+                continue
+            obj = namespace.get(chain[0], getattr(builtins, chain[0], None))
+            for attr in chain[1:]:
+                obj = getattr(obj, attr, None)
+            if obj is not None and id(obj) in ops:
+                found.add(id(obj))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in spellings:
+            found.add(spellings[n.value])
+    return found
+
+
+def naming_modules() -> dict[int, set[str]]:
+    ops = _ops()
+    out = collections.defaultdict(set)
+    for module, path in _modules():
+        namespace = vars(importlib.import_module(module))
+        with open(path) as f:
+            for oid in names_in(f.read(), namespace, ops):
+                out[oid].add(module)
+    return out
+
+
+NAMING = naming_modules()
+
+
+def test_ops_are_named_only_in_their_family_folder_or_the_known_places():
+    ops = _ops()
+    elsewhere = collections.defaultdict(set)
+    for oid, modules in NAMING.items():
+        for m in modules:
+            if not m.startswith(family(ops[oid])):
+                elsewhere[m].add(ops[oid].name)
+    new = {m: sorted(names - KNOWN_ELSEWHERE.get(m, set())) for m, names in elsewhere.items()}
+    new = {m: v for m, v in new.items() if v}
+    gone = {m: sorted(names - elsewhere.get(m, set())) for m, names in KNOWN_ELSEWHERE.items()}
+    gone = {m: v for m, v in gone.items() if v}
+    assert not new, f"ops named outside their family's folder (put the fact in the op's record, `declare`): {new}"
+    assert not gone, f"no longer named there: take them out of KNOWN_ELSEWHERE: {gone}"
+
+
+def test_at_most_four_modules_of_a_family_name_an_op():
+    ops = _ops()
+    crowded = {ops[oid].name: sorted(m for m in modules if m.startswith(family(ops[oid])))
+               for oid, modules in NAMING.items()}
+    crowded = {k: v for k, v in crowded.items() if len(v) > MAX_MODULES}
+    assert not crowded, crowded
+
+
+def test_every_op_of_s2s_is_registered_from_a_family_folder():
+    outside = sorted(r.name for r in RULES.values() if r.defined_in.startswith("s2s.")
+                     and not r.defined_in.startswith("s2s.ops.") and r.defined_in != "s2s.custom")
+    assert not outside, outside
+
+
+def test_the_scan_sees_a_value_a_spelling_and_not_a_call():
+    import numpy as np
+    ops = _ops()
+    src = "a = fn is np.cumsum\nb = 'np.linalg.svd'\nc = np.tanh(x)\n# np.sinh\n"
+    found = names_in(src, {"np": np}, ops)
+    assert found == {id(np.cumsum), id(np.linalg.svd)}
