@@ -43,6 +43,11 @@ def xlogy_case(x, y):
     return np.sum(sp.xlogy(x, y) * W)
 
 
+@case(lambda r: (_u(r, 0.1, 2.0),))
+def entr_case(x):
+    return np.sum(sp.entr(x) * W)
+
+
 @case(lambda r: (r.standard_normal((3, 4)),))
 def softmax_case(x):
     return np.sum(sp.softmax(x, axis=1) * W) + np.sum(sp.softmax(x) * W) + np.sum(sp.softmax(x, axis=0) ** 2 * W)

@@ -55,6 +55,10 @@ def xlogy(x, y):
     return _special.xlogy(x, y)
 
 
+def entr(x):
+    return _special.entr(x)
+
+
 def logsumexp(a, axis=None, b=None, keepdims=False):
     return _special.logsumexp(a, axis=axis, b=b, keepdims=keepdims)
 

@@ -1,6 +1,6 @@
 """Stand-ins for Numba: special (see s2s/backends/numba_numpy/__init__.py).
 
-scipy.special's expit, logit, erf, erfc, gammaln, digamma (psi), polygamma, xlogy (elementwise,
+scipy.special's expit, logit, erf, erfc, gammaln, digamma (psi), polygamma, xlogy, entr (elementwise,
 float64: float scalars and arrays of any rank and layout, int64/int32 inputs as SciPy casts
 them) and logsumexp (axis, keepdims, b), softmax, log_softmax (axis None / int / tuple).  The
 elementwise kernels follow SciPy's own formulas (xsf / cephes), so results agree to rounding.
@@ -213,6 +213,16 @@ def _polygamma(n, x):
     if n == 0:
         return _digamma(x)
     return math.pow(-1.0, n + 1.0) * math.gamma(n + 1.0) * _hurwitz_zeta(n + 1.0, x)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _entr(x):
+    """scipy.special.entr: -x log x for x > 0, 0 at 0, -inf below (nan stays nan)."""
+    if x > 0.0:
+        return -x * math.log(x)
+    if x == 0.0:
+        return 0.0
+    return x if x != x else -math.inf
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -434,6 +444,7 @@ if _sp is not None:
     _unary(_sp.erfc, _erfc)
     _unary(_sp.gammaln, _gammaln)
     _unary(_sp.digamma, _digamma)
+    _unary(_sp.entr, _entr)
     if _sp.psi is not _sp.digamma:      # pragma: no cover - the same ufunc in current SciPy
         _unary(_sp.psi, _digamma)
 

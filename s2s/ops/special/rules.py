@@ -1,4 +1,4 @@
-"""scipy.special: expit logit erf erfc gammaln digamma polygamma xlogy logsumexp softmax log_softmax,
+"""scipy.special: expit logit erf erfc gammaln digamma polygamma xlogy entr logsumexp softmax log_softmax,
 gamma rgamma gammasgn (nondiff) beta betaln betainc gammainc gammaincc multigammaln, the Bessel functions
 jv yn iv ive j0 j1 y0 y1 i0 i1, erfinv erfcinv.
 
@@ -114,6 +114,18 @@ if sp is not None:
     @_tan
     def xlogy_rule_(z, x, y):
         t[z] = t[x] * np.log(y) + t[y] * x / y
+
+    # entr(x) = -x log x, 0 at 0, -inf below: the slope -(log x + 1) is +inf at 0, and 0 below,
+    # where entr is the constant -inf (JAX's convention too)
+    _adj, _tan = _op("entr")
+
+    @_adj
+    def entr_rule(y, x):
+        d[x] = d[y] * np.where(x < 0.0, 0.0, -(np.log(x) + 1.0))
+
+    @_tan
+    def entr_rule_(y, x):
+        t[y] = t[x] * np.where(x < 0.0, 0.0, -(np.log(x) + 1.0))
 
     _adj, _tan = _op("logsumexp")
 
