@@ -1,19 +1,17 @@
-"""Numba lowering of op helpers beside the rule families (s2s/rules/*_helpers.py).
+"""Numba lowering of a few op helpers of the families (s2s/ops/<family>/helpers.py).
 
 The helpers here are those whose plain-Python bodies use dynamic tuples: fft/helpers.cotangent_kind,
-products_helpers.dot_vjp_any_a / dot_vjp_any_b (matrices and vectors; s2s/ops/linalg/numba_product_vjps.py
-takes the other ranks), shape/helpers.array_vjp and linspace_weights, reductions/helpers.prod_except.
-The other op helpers' Numba versions sit beside the stand-ins of their ops in numba_numpy's
-family modules; the rest are compiled from their plain-NumPy bodies.
+shape/helpers.array_vjp and linspace_weights, reductions/helpers.prod_except.  (numba_errors.py
+counts this module's code as s2s's own when it words a compile failure.)  The other op helpers'
+Numba versions sit beside the stand-ins of their ops, in their family's numba*.py; the rest are
+compiled from their plain-NumPy bodies.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import types
 
-from ... import runtime as rt
 from ...ops.fft import helpers as fh
-from ...ops.linalg import products_helpers as ph
 from ...ops.reductions import helpers as rh
 from ...ops.shape import helpers as sh
 from .common import _impl_from_source, _is_array, _is_complex, overload
@@ -27,24 +25,6 @@ def _cotangent_kind(v, like):
     if _is_complex(like) and not _is_complex(v):
         return lambda v, like: v * (1.0 + 0.0j)
     return lambda v, like: v
-
-
-@overload(ph.dot_vjp_any_a)
-def _dot_vjp_any_a(g, a, b):
-    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
-        return lambda g, a, b: rt.unbroadcast(g * b, a)
-    if a.ndim <= 2 and b.ndim <= 2:
-        return lambda g, a, b: rt.matmul_vjp_a(g, a, b)
-    return None
-
-
-@overload(ph.dot_vjp_any_b)
-def _dot_vjp_any_b(g, a, b):
-    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
-        return lambda g, a, b: rt.unbroadcast(g * a, b)
-    if a.ndim <= 2 and b.ndim <= 2:
-        return lambda g, a, b: rt.matmul_vjp_b(g, a, b)
-    return None
 
 
 # np.array(obj)'s cotangent, one level of obj's nesting per loop: the plain helper recurses, and

@@ -2,9 +2,9 @@
 
 The helpers of s2s/ops/linalg/products_helpers.py (tensordot, dot, inner, outer, kron, einsum, trace,
 diag and cross cotangents, einsum_operands / einsum_with / einsum_vjp_swap), whose plain bodies use
-Python lists or rank-changing calls Numba cannot type.  numba_lower's overloads of dot_vjp_any_a / _b
-(vectors and matrices) register first, so Numba tries them first; these take the other ranks.
-(s2s.runtime's matmul_vjp_a / _b have one Numba version, of every rank, in s2s/runtime/core_numba.py.)
+Python lists or rank-changing calls Numba cannot type.  dot_vjp_any_a / _b have one overload each,
+of every rank (vectors and matrices through s2s.runtime's matmul_vjp_a / _b, whose one Numba
+version is in s2s/runtime/core_numba.py).
 """
 from __future__ import annotations
 
@@ -15,13 +15,10 @@ from numba.core.errors import TypingError
 
 from ... import runtime as rt
 from . import products_helpers as ph
-from ...backends.numba_lower import op_helpers as _lowered_op_helpers
 from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from ...backends.numba_numpy.common import STANDINS, literal_value
 from .numba_products import matmul, ndim, tensordot_fn
 
-
-_LOWERED_FIRST = (_lowered_op_helpers,)     # (registered before the overloads below)
 
 _EINSUM = STANDINS[id(np.einsum)]
 _CROSS = STANDINS[id(np.cross)]
@@ -121,11 +118,18 @@ def _inner_axes(na, nb):
 
 
 def _dot_any_lower(which, other):
+    """np.dot's cotangents, one overload for every rank: a number or 0-d operand scales, vectors and
+    matrices are matmul's (s2s.runtime's matmul_vjp_a / _b), higher ranks a tensordot."""
     inner = _pair_vjp_lower(which, _dot_axes, other)
+    matmul_vjp = rt.matmul_vjp_a if which == 0 else rt.matmul_vjp_b
 
     def lower(g, a, b):
-        if ndim(a) is not None and ndim(b) is not None and ndim(a) <= 2 and ndim(b) <= 2:
-            return None     # numba_lower's overload (matmul_vjp)
+        if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+            if other == "b":
+                return lambda g, a, b: rt.unbroadcast(g * b, a)
+            return lambda g, a, b: rt.unbroadcast(g * a, b)
+        if a.ndim <= 2 and b.ndim <= 2:
+            return lambda g, a, b: matmul_vjp(g, a, b)
         return inner(g, a, b)
     return lower
 
