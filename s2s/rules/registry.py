@@ -38,6 +38,8 @@ class OpRule:
         cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
         view: its result may be a view of its first argument (np.reshape): writes into one can
             reach the other (analysis/aliasing.py).
+        ragged_tuple: it returns a tuple of arrays of different shapes (np.linalg.eigh, qr, svd,
+            np.array_split): vmap cannot stack one op's results, so the function runs per example.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
         bindings: globals generated code needs to call it (user rules: the function itself).
         fresh: the op always returns a newly allocated array, so writes into
@@ -57,6 +59,7 @@ class OpRule:
     vector_kernel: str | None = None
     cuda_math: str | None = None
     view: bool = False
+    ragged_tuple: bool = False
     nondiff: bool = False
     fresh: bool = False
     refused: str | None = None

@@ -31,10 +31,12 @@ from ..rules.table import lookup
 from .common import BINOP_FN, UNARY_FN, index_expr, rule_call
 
 
-# Ops whose result is a tuple of arrays of different shapes (eigenvalues and eigenvectors, Q and R,
-# unequal pieces):
-# a per-op loop would stack them as one array, so the whole function runs per example instead.
-_RAGGED_TUPLE_OPS = (np.linalg.eigh, np.linalg.eig, np.linalg.qr, np.linalg.svd, np.array_split)
+
+def _ragged(fn) -> bool:
+    """The op returns a tuple of arrays of different shapes (OpRule.ragged_tuple: eigenvalues and
+    eigenvectors, Q and R, unequal pieces): a per-op loop would stack them as one array."""
+    rule = lookup(fn) if fn is not None else None
+    return rule is not None and rule.ragged_tuple
 
 
 class NoArrayForm(Exception):
@@ -259,9 +261,10 @@ class OpBatching:
                 new.keywords.append(gast.keyword(p, const(default + 1)))
         given = [a for i, a in enumerate(value.args[1:], start=1) if i < len(params) and params[i] == "axis"] + [
             k.value for k in value.keywords if k.arg == "axis"]
-        if fn in (np.squeeze, np.cumsum, np.cumprod, np.flip, np.roll) and (
+        axis_param = _inspect.signature(fn).parameters.get("axis")
+        if axis_param is not None and axis_param.default is None and (
                 not given or isinstance(given[0], gast.Constant) and given[0].value is None):
-            return self.per_op_loop(value, code, s)    # axis=None means all axes of the example
+            return self.per_op_loop(value, code, s)    # axis=None (squeeze, cumsum, flip, ...): all axes of the example
         return new
 
     def shift_axis(self, axis, x):
@@ -314,7 +317,7 @@ class OpBatching:
                 raise NoArrayForm("an f-string of values of the batch", s)
             fn_node = value.func
             args = list(value.args)
-            if getattr(value, "s2s_fn", None) in _RAGGED_TUPLE_OPS and not any(
+            if _ragged(getattr(value, "s2s_fn", None)) and not any(
                     k.arg == "compute_uv" and isinstance(k.value, gast.Constant) and k.value.value is False
                     for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` returns a tuple of arrays of different shapes "

@@ -629,6 +629,7 @@ declare(np.moveaxis, batch="axis_args", axis_params=("source", "destination"))
 declare(np.reshape, np.transpose, batch="axis_args")      # (the batching pass rewrites them itself)
 declare(sh.tile_plan, sh.diff_plan, sh.diff_part_shape, sh.diff_part_range, sh.diff_part_pad, sh.pad_width_along,
         sh.pad_index_map, sh.pad_border_mask, sh.split_plan, batch="shape_fn")
+declare(np.array_split, ragged_tuple=True)     # (unequal pieces: vmap runs the function per example)
 # views: the result may share memory with the first argument (analysis/aliasing.py)
 declare(np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.squeeze, np.broadcast_to, np.asarray,
         np.moveaxis, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90, view=True)
