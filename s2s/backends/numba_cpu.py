@@ -48,7 +48,7 @@ from ..runtime import core_numba as runtime_lowering
 from ..runtime import batching_numba as batching_lowering, fused_numba as fused_lowering
 from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (registers the overloads)
 from .numba_numpy.namespace import compiled_globals
-from . import vecmath
+from ..ops.elementwise import numba_vecmath as vecmath
 from ..frontend.nodes import clone, iter_nodes
 from ..rules.table import lookup
 

@@ -77,14 +77,11 @@ class _ScalarLower(gast.NodeTransformer):
                                         keywords=[]))
         if fn in (np.square,):
             return gast.BinOp(node.args[0], gast.Mult(), clone(node.args[0]))
-        if fn in (np.negative,):
+        if rule is not None and rule.operator == "USub":
             return gast.UnaryOp(gast.USub(), node.args[0])
-        if fn in (np.add, np.subtract, np.multiply, np.true_divide, np.power):
-            op = {np.add: gast.Add(), np.subtract: gast.Sub(), np.multiply: gast.Mult(), np.true_divide: gast.Div(),
-                  np.power: gast.Pow()}[fn]
-            return gast.BinOp(node.args[0], op, node.args[1])
-        if fn in (float, abs, max, min, range, len, int, math.sin, math.cos, math.exp, math.log, math.sqrt,
-                  math.tanh) or getattr(fn, "__module__", None) == "math":
+        if rule is not None and rule.operator in ("Add", "Sub", "Mult", "Div", "Pow"):   # (np.add: `a + b`)
+            return gast.BinOp(node.args[0], getattr(gast, rule.operator)(), node.args[1])
+        if fn in (float, abs, max, min, range, len, int) or getattr(fn, "__module__", None) == "math":
             return node
         raise TransformError(f"the CUDA target has no per-element form for `{getattr(fn, '__name__', fn)}`",
                              hint="use elementwise math, or jit(..., target='cpu')")

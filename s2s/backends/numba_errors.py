@@ -138,7 +138,7 @@ def _compile_reason(exc) -> str:
 _BACKEND_HELPER_MODULES = ("s2s.backends.numba_lower.common", "s2s.backends.numba_lower.loops",
                            "s2s.backends.numba_lower.op_helpers", "s2s.ops.reductions.numba_kernels",
                            "s2s.backends.numba_lower.runtime",     # (runtime/core_numba.py's name: see runtime/)
-                           "s2s.runtime.batching_numba", "s2s.runtime.fused_numba", "s2s.backends.vecmath")
+                           "s2s.runtime.batching_numba", "s2s.runtime.fused_numba", "s2s.ops.elementwise.numba_vecmath")
 
 
 def _is_s2s_helper(value) -> bool:

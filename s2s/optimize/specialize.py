@@ -32,7 +32,7 @@ from ..frontend.ast_build import const
 from ..frontend.nodes import iter_nodes
 from ..ops.elementwise.helpers import nan_max_share, tie_share
 from ..ops.linalg.products_helpers import dot_vjp_any_a, dot_vjp_any_b
-from ..rules.table import lookup
+from ..rules.table import lookup, operator_ops
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,
 # None unknown. UNKNOWN is the top of the lattice, BOTTOM "no assignment seen yet".
@@ -41,8 +41,9 @@ BOTTOM = ("bottom", None)
 SHAPE = ("shape", "i")
 _REAL = ("b", "i", "f", "r")
 _ORDER = {"b": 0, "i": 1, "r": 2, "f": 3}
-_BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
-           gast.Pow: np.power, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide}
+# the arithmetic operators' ufuncs (OpRule.operator; `@` is not elementwise)
+_BINOPS = {getattr(gast, op): fn for op, fn in operator_ops().items()
+           if issubclass(getattr(gast, op), gast.operator) and op != "MatMult"}
 
 
 def _reduction(fn) -> bool:

@@ -34,10 +34,12 @@ class OpRule:
             ("sum" -> reduce_sum in s2s/ops/reductions/numba_kernels.py); also the ops whose full
             reduction the specializer knows is a number.
         vector_kernel: a vectorizable float64 kernel the Numba backend calls on arrays instead
-            (np.exp -> rt.fast_exp, backends/vecmath.py).
+            (np.exp -> rt.fast_exp, s2s/ops/elementwise/numba_vecmath.py).
         cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
         view: its result may be a view of its first argument (np.reshape): writes into one can
             reach the other (analysis/aliasing.py).
+        operator: the Python operator that means it, as its AST class name ("Add": `a + b` is
+            np.add; "USub": `-a` is np.negative), so operators share their ufunc's rules.
         ragged_tuple: it returns a tuple of arrays of different shapes (np.linalg.eigh, qr, svd,
             np.array_split): vmap cannot stack one op's results, so the function runs per example.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
@@ -60,6 +62,7 @@ class OpRule:
     cuda_math: str | None = None
     view: bool = False
     ragged_tuple: bool = False
+    operator: str | None = None
     nondiff: bool = False
     fresh: bool = False
     refused: str | None = None
@@ -139,6 +142,11 @@ def declare(*fns: Any, **fields) -> None:
             setattr(rule, k, v)
         for method in fields.get("methods", ()):
             _METHOD_OPS[method] = fn
+
+
+def operator_ops() -> dict[str, Any]:
+    """AST operator class name -> the op it means (OpRule.operator): {"Add": np.add, ...}."""
+    return {rule.operator: rule.fn for rule in RULES.values() if rule.operator}
 
 
 def method_op(method: str) -> Any:

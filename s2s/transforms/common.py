@@ -24,16 +24,15 @@ from .. import runtime as rt
 from ..errors import NoRuleError, NonDifferentiableError, UnsupportedSyntaxError
 from ..frontend.nodes import clone, iter_nodes, parse_expr
 from ..frontend.ast_build import assign, const, name, namer_for, walk_stmts
-from ..rules.table import lookup
+from ..rules.table import lookup, operator_ops
 
 ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
 
-# Operators as the ufuncs whose rules they share.
-BINOP_FN: dict[type, Any] = {
-    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
-    gast.Pow: np.power, gast.MatMult: np.matmul, gast.Mod: np.mod, gast.FloorDiv: np.floor_divide,
-}
-UNARY_FN: dict[type, Any] = {gast.USub: np.negative, gast.UAdd: np.positive}
+# Operators as the ufuncs whose rules they share (OpRule.operator): gast.Add -> np.add
+BINOP_FN: dict[type, Any] = {getattr(gast, op): fn for op, fn in operator_ops().items()
+                             if issubclass(getattr(gast, op), gast.operator)}
+UNARY_FN: dict[type, Any] = {getattr(gast, op): fn for op, fn in operator_ops().items()
+                             if issubclass(getattr(gast, op), gast.unaryop)}
 
 
 def join_states(a: str, b: str) -> str:

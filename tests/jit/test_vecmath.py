@@ -1,4 +1,4 @@
-"""The Numba backends' vectorizable float64 kernels (s2s/backends/vecmath.py).
+"""The Numba backends' vectorizable float64 kernels (s2s/ops/elementwise/numba_vecmath.py).
 
 Accuracy is measured in ulps against a long-double reference (80-bit on x86-64),
 special values against NumPy bit for bit; then the lowering: np.exp / np.tanh /
@@ -14,7 +14,7 @@ import pytest
 
 import s2s
 from s2s import runtime as rt
-from s2s.backends import vecmath
+from s2s.ops.elementwise import numba_vecmath as vecmath
 
 LONG_DOUBLE_IS_WIDER = np.finfo(np.longdouble).nmant > 52
 needs_long_double = pytest.mark.skipif(not LONG_DOUBLE_IS_WIDER, reason="needs an 80/128-bit long double")

@@ -27,10 +27,7 @@ MAX_MODULES = 4
 
 KNOWN_ELSEWHERE = {
     "s2s.backends.numba_cpu": {"np.abs", "np.matmul", "np.reshape", "np.transpose"},
-    "s2s.backends.numba_cuda": {"math.cos", "math.exp", "math.log", "math.sin", "math.sqrt", "math.tanh",
-        "np.add", "np.divide", "np.maximum", "np.minimum", "np.multiply", "np.negative", "np.power", "np.sign",
-        "np.square", "np.subtract", "np.sum", "np.where", "np.zeros_like"},
-    "s2s.backends.vecmath": {"np.cos", "np.exp", "np.sin", "np.tanh"},
+    "s2s.backends.numba_cuda": {"np.maximum", "np.minimum", "np.sign", "np.square", "np.sum", "np.where", "np.zeros_like"},
     "s2s.frontend.anf": {"np.array", "np.atleast_1d", "np.concatenate", "np.imag", "np.linalg.eigh",
         "np.linalg.qr", "np.linalg.slogdet", "np.linalg.svd", "np.real", "np.transpose"},
     "s2s.frontend.inlining": {"np.einsum"},
@@ -40,9 +37,8 @@ KNOWN_ELSEWHERE = {
     "s2s.ops.shape.numba_reorder": {"np.argpartition", "np.argsort"},
     "s2s.ops.stats.rules": {"betainc"},
     "s2s.optimize.array_tapes": {"np.empty"},
-    "s2s.optimize.specialize": {"math.ceil", "math.floor", "math.trunc", "np.add", "np.divide", "np.dot",
-        "np.floor_divide", "np.matmul", "np.mean", "np.mod", "np.multiply", "np.power", "np.prod",
-        "np.subtract", "np.sum", "np.transpose"},
+    "s2s.optimize.specialize": {"math.ceil", "math.floor", "math.trunc", "np.dot", "np.matmul", "np.mean",
+        "np.prod", "np.sum", "np.transpose"},
     "s2s.rules.batch_rules": {"np.matmul"},
     "s2s.runtime.batching": {"np.dot"},
     "s2s.runtime.core_numba": {"np.ndim"},
@@ -51,8 +47,7 @@ KNOWN_ELSEWHERE = {
     "s2s.transforms.batching": {"np.all", "np.any", "np.logical_and", "np.where"},
     "s2s.transforms.batching_ops": {"np.argmax", "np.argmin", "np.dot", "np.ndim", "np.reshape", "np.shape",
         "np.size", "np.transpose"},
-    "s2s.transforms.common": {"np.add", "np.copy", "np.divide", "np.floor_divide", "np.matmul", "np.mod",
-        "np.multiply", "np.negative", "np.positive", "np.power", "np.subtract"},
+    "s2s.transforms.common": {"np.copy"},
     "s2s.transforms.fuse": {"np.clip", "np.sum"},
     "s2s.transforms.reverse": {"np.copy"},
 }

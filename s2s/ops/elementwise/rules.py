@@ -613,6 +613,11 @@ for _fn in (eh.tie_share, eh.nan_max_share, eh.clip_share):
 declare(np.where, np.clip, builtins.abs, eh.abs_slope, batch="elementwise")
 declare(np.clip, methods=("clip",))
 declare(np.round, methods=("round",))
+# Python's operators mean these ufuncs, and share their rules: `a + b` is np.add, `-a` np.negative
+for _fn, _operator in ((np.add, "Add"), (np.subtract, "Sub"), (np.multiply, "Mult"), (np.true_divide, "Div"),
+                       (np.power, "Pow"), (np.mod, "Mod"), (np.floor_divide, "FloorDiv"), (np.negative, "USub"),
+                       (np.positive, "UAdd")):
+    declare(_fn, operator=_operator)
 # CUDA: the math function device code calls on numbers
 for _fn, _name in ((np.sin, "sin"), (np.cos, "cos"), (np.tan, "tan"), (np.exp, "exp"), (np.log, "log"),
                    (np.sqrt, "sqrt"), (np.tanh, "tanh"), (np.sinh, "sinh"), (np.cosh, "cosh"), (np.arctan, "atan"),
@@ -620,6 +625,6 @@ for _fn, _name in ((np.sin, "sin"), (np.cos, "cos"), (np.tan, "tan"), (np.exp, "
                    (np.absolute, "fabs"), (np.floor, "floor"), (np.ceil, "ceil"), (np.log2, "log2"), (np.log10, "log10"),
                    (np.arctan2, "atan2"), (np.hypot, "hypot")):
     declare(_fn, cuda_math=_name)
-# Numba: float64 arrays go through vectorizable kernels (backends/vecmath.py)
+# Numba: float64 arrays go through vectorizable kernels (s2s/ops/elementwise/numba_vecmath.py)
 for _fn, _kernel in ((np.exp, "fast_exp"), (np.tanh, "fast_tanh"), (np.sin, "fast_sin"), (np.cos, "fast_cos")):
     declare(_fn, vector_kernel=_kernel)

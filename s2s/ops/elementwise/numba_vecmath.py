@@ -38,8 +38,8 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from .. import runtime as rt
-from .numba_lower.common import overload    # records the helpers that have a Numba implementation
+from ... import runtime as rt
+from ...backends.numba_lower.common import overload    # records the helpers that have a Numba implementation
 
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01     # ln2 to 33 bits: k * _LN2_HI is exact for |k| < 2**20
