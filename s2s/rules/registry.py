@@ -125,6 +125,11 @@ def lookup(fn: Any) -> OpRule | None:
     return RULES.get(_key(fn))
 
 
+def registered_later(fn: Any) -> bool:
+    """The op was registered after s2s's own tables loaded (a user's rule, a pmap built at run time)."""
+    return _key(fn) in _USER_KEYS
+
+
 # ndarray method name -> the op it means (OpRule.methods), kept as the rules declare them
 _METHOD_OPS: dict[str, Any] = {}
 
