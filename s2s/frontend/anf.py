@@ -27,6 +27,7 @@ from ..errors import UnsupportedSyntaxError
 from .ast_build import UNKNOWN, assign, const, copy_loc, is_atom, name, scope_locals
 from .containers import _container_kind, _literal
 from .functions import PyFunction, is_function_object
+from .hooks import attribute_op, lookup
 from .resolution import _dotted
 
 NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
@@ -41,9 +42,6 @@ _UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.n
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
             gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not,
             gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
-# Fields of the namedtuples np.linalg returns: `np.linalg.slogdet(a).logabsdet` is `np.linalg.slogdet(a)[1]`
-RESULT_FIELDS = {id(np.linalg.slogdet): ("sign", "logabsdet"), id(np.linalg.eigh): ("eigenvalues", "eigenvectors"),
-                 id(np.linalg.qr): ("Q", "R"), id(np.linalg.svd): ("U", "S", "Vh")}
 
 
 class ExpressionANF:
@@ -73,7 +71,8 @@ class ExpressionANF:
 
     def note_result(self, var: str, value) -> None:
         """Remember which variables hold an np.linalg namedtuple (for `.logabsdet` & co.)."""
-        fields = RESULT_FIELDS.get(id(getattr(value, "s2s_fn", None))) if isinstance(value, gast.Call) else None
+        rule = lookup(getattr(value, "s2s_fn", None)) if isinstance(value, gast.Call) else None
+        fields = rule.result_fields if rule is not None and rule.result_fields else None
         if fields is not None:
             self.state.results[var] = fields
         else:
@@ -197,10 +196,9 @@ class ExpressionANF:
                 if state.agg_meta.get(base.id, ("tuple",))[0] == "record":
                     return self.element_of(base.id, node.attr, node)
                 raise self.error(UnsupportedSyntaxError, f"a tuple/list/dict has no attribute `.{node.attr}` here", node)
-            if node.attr == "T":
-                return self.call_rule(np.transpose, [base], node)
-            if node.attr in ("real", "imag"):
-                return self.call_rule(np.real if node.attr == "real" else np.imag, [base], node)
+            op = attribute_op(node.attr)        # `x.T`, `x.real`, `x.imag` (OpRule.attributes)
+            if op is not None:
+                return self.call_rule(op, [base], node)
             if isinstance(base, gast.Name) and node.attr in state.results.get(base.id, ()):
                 return gast.Subscript(base, const(state.results[base.id].index(node.attr)), gast.Load())
             if node.attr in NONDIFF_ATTRS:

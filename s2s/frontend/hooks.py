@@ -3,7 +3,7 @@
 The rule table (rules/table.py) installs its `lookup`, `composite_of` and `method_op` here when it
 is loaded: normalization asks them whether a call has a rule (it stays a call) or a definition by
 other ops (it is inlined), and otherwise inlines the callee's source; and which op an ndarray
-method means (`x.sum(1)` is `np.sum(x, 1)`).
+method or attribute means (`x.sum(1)` is `np.sum(x, 1)`, `x.T` is `np.transpose(x)`).
 
 TRANSFORM_FACTORIES: the public s2s functions (grad, vmap, jacfwd, ...) whose calls inside code
 s2s transforms build a transform while normalizing: `s2s.vmap(f, in_axes=(None, 0))(x, y)`.
@@ -27,14 +27,15 @@ def register_transform_factories(*factories: Callable) -> None:
     TRANSFORM_FACTORIES.update(factories)
 
 
-_RULEBOOK: list[tuple[Callable, Callable, Callable]] = []
+_RULEBOOK: list[tuple[Callable, Callable, Callable, Callable]] = []
 
 
-def install_rulebook(lookup_fn: Callable, composite_of_fn: Callable, method_op_fn: Callable) -> None:
-    _RULEBOOK[:] = [(lookup_fn, composite_of_fn, method_op_fn)]
+def install_rulebook(lookup_fn: Callable, composite_of_fn: Callable, method_op_fn: Callable,
+                     attribute_op_fn: Callable) -> None:
+    _RULEBOOK[:] = [(lookup_fn, composite_of_fn, method_op_fn, attribute_op_fn)]
 
 
-def _rulebook() -> tuple[Callable, Callable, Callable]:
+def _rulebook() -> tuple[Callable, Callable, Callable, Callable]:
     if not _RULEBOOK:       # never guess: without the table every op would look rule-less
         raise RuntimeError("s2s's rule table is not loaded: import s2s (or s2s.rules.table) first")
     return _RULEBOOK[0]
@@ -53,6 +54,11 @@ def composite_of(obj):
 def method_op(method: str):
     """The op an ndarray method of this name means (`x.sum` -> np.sum; OpRule.methods), or None."""
     return _rulebook()[2](method)
+
+
+def attribute_op(attribute: str):
+    """The op an ndarray attribute of this name means (`x.T` -> np.transpose; OpRule.attributes), or None."""
+    return _rulebook()[3](attribute)
 
 
 _SITE_LOCATOR: list[Callable] = []

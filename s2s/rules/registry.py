@@ -38,6 +38,9 @@ class OpRule:
         cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
         view: its result may be a view of its first argument (np.reshape): writes into one can
             reach the other (analysis/aliasing.py).
+        attributes: ndarray attributes that mean this op of the array (`x.T` is np.transpose(x)).
+        result_fields: the field names of the namedtuple it returns (np.linalg.slogdet: "sign",
+            "logabsdet"), so `slogdet(a).logabsdet` reads the tuple's element.
         operator: the Python operator that means it, as its AST class name ("Add": `a + b` is
             np.add; "USub": `-a` is np.negative), so operators share their ufunc's rules.
         ragged_tuple: it returns a tuple of arrays of different shapes (np.linalg.eigh, qr, svd,
@@ -63,6 +66,8 @@ class OpRule:
     view: bool = False
     ragged_tuple: bool = False
     operator: str | None = None
+    attributes: tuple[str, ...] = ()
+    result_fields: tuple[str, ...] = ()
     nondiff: bool = False
     fresh: bool = False
     refused: str | None = None
@@ -130,8 +135,9 @@ def registered_later(fn: Any) -> bool:
     return _key(fn) in _USER_KEYS
 
 
-# ndarray method name -> the op it means (OpRule.methods), kept as the rules declare them
+# ndarray method and attribute names -> the op each means (OpRule.methods, .attributes)
 _METHOD_OPS: dict[str, Any] = {}
+_ATTRIBUTE_OPS: dict[str, Any] = {}
 
 
 def declare(*fns: Any, **fields) -> None:
@@ -147,6 +153,8 @@ def declare(*fns: Any, **fields) -> None:
             setattr(rule, k, v)
         for method in fields.get("methods", ()):
             _METHOD_OPS[method] = fn
+        for attribute in fields.get("attributes", ()):
+            _ATTRIBUTE_OPS[attribute] = fn
 
 
 def operator_ops() -> dict[str, Any]:
@@ -157,6 +165,11 @@ def operator_ops() -> dict[str, Any]:
 def method_op(method: str) -> Any:
     """The op an ndarray method of this name means (`x.sum` -> np.sum), or None."""
     return _METHOD_OPS.get(method)
+
+
+def attribute_op(attribute: str) -> Any:
+    """The op an ndarray attribute of this name means (`x.T` -> np.transpose), or None."""
+    return _ATTRIBUTE_OPS.get(attribute)
 
 
 def adjoint(fn: Any, name: str | None = None, *, broadcasts: bool = False, shape_only: tuple = ()):

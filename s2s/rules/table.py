@@ -2,7 +2,7 @@
 
 It also hands lookups down to normalization (frontend/hooks.py), which must not import upward.
 """
-from .registry import OpRule, composite_of, lookup, method_op, operator_ops, register, RULES  # noqa: F401
+from .registry import OpRule, attribute_op, composite_of, lookup, method_op, operator_ops, register, RULES  # noqa: F401,E501
 # each family's rules.py registers its ops when imported (s2s/ops/<family>/)
 from ..ops.composite import rules as _composite  # noqa: F401
 from ..ops.elementwise import rules as _elementwise  # noqa: F401
@@ -19,4 +19,4 @@ from .registry import tables_loaded as _tables_loaded
 from ..frontend.hooks import install_rulebook
 
 _tables_loaded()     # registrations from here on are users' and third parties' (disk-cache keys name them)
-install_rulebook(lookup, composite_of, method_op)
+install_rulebook(lookup, composite_of, method_op, attribute_op)

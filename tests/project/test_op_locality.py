@@ -3,7 +3,8 @@
 For every op of the rule table that users call (NumPy, scipy, math; Python's builtins are s2s's
 own vocabulary and left out), the modules under s2s/ that *name* it in code - the op as a value
 (`fn is np.cumsum`, `declare(np.cumsum, ...)`, a key of a table) or its dotted spelling as a string
-(`"np.cumsum"`), not calls of it (`np.cumsum(x)` is a use, as in any helper) and not comments -
+(`"np.cumsum"`), not calls of it (`np.cumsum(x)` is a use, as in any helper, and so is a pass's
+`rule_call(np.cumsum, args)`, which writes a call into generated code) and not comments -
 must sit in its family's folder, s2s/ops/<family>/ (the module that registered its rule,
 `OpRule.defined_in`, says which), at most 4 of them.  The special cases passes still make of
 particular ops (vmap's argmax, the operators' ufuncs, the CUDA lowering's arithmetic) are listed
@@ -24,15 +25,14 @@ from s2s.rules.registry import RULES, registered_later, user_facing
 
 ROOT = os.path.dirname(s2s.__file__)
 MAX_MODULES = 4
+CALL_BUILDERS = ("rule_call", "call_rule")     # (transforms/common.py, frontend/inlining.py: f(op, args) -> `op(args)`)
 
 KNOWN_ELSEWHERE = {
     "s2s.backends.numba_cpu": {"np.abs", "np.matmul", "np.reshape", "np.transpose"},
-    "s2s.backends.numba_cuda": {"np.maximum", "np.minimum", "np.sign", "np.square", "np.sum", "np.where", "np.zeros_like"},
-    "s2s.frontend.anf": {"np.array", "np.atleast_1d", "np.concatenate", "np.imag", "np.linalg.eigh",
-        "np.linalg.qr", "np.linalg.slogdet", "np.linalg.svd", "np.real", "np.transpose"},
+    "s2s.backends.numba_cuda": {"np.maximum", "np.minimum", "np.sign", "np.square", "np.sum", "np.where",
+        "np.zeros_like"},
     "s2s.frontend.inlining": {"np.einsum"},
-    "s2s.frontend.sequences": {"np.array", "np.asarray", "np.copy", "np.expand_dims", "np.repeat", "np.stack",
-        "np.sum", "np.zeros_like"},
+    "s2s.frontend.sequences": {"np.array", "np.asarray", "np.stack"},
     "s2s.ops.reductions.numba_norm_trace": {"np.diagonal", "np.trace"},
     "s2s.ops.shape.numba_reorder": {"np.argpartition", "np.argsort"},
     "s2s.ops.stats.rules": {"betainc"},
@@ -44,10 +44,8 @@ KNOWN_ELSEWHERE = {
     "s2s.runtime.core_numba": {"np.ndim"},
     "s2s.runtime.fused": {"np.ndim"},
     "s2s.runtime.fused_numba": {"np.empty", "np.zeros"},
-    "s2s.transforms.batching": {"np.all", "np.any", "np.logical_and", "np.where"},
     "s2s.transforms.batching_ops": {"np.argmax", "np.argmin", "np.dot", "np.ndim", "np.reshape", "np.shape",
         "np.size", "np.transpose"},
-    "s2s.transforms.common": {"np.copy"},
     "s2s.transforms.fuse": {"np.clip", "np.sum"},
     "s2s.transforms.reverse": {"np.copy"},
 }
@@ -87,6 +85,9 @@ def names_in(source: str, namespace: dict, ops: dict) -> set[int]:
     """The ops `source` names: as values (not called) resolved in `namespace`, or dotted spellings."""
     tree = ast.parse(source)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    # a pass that writes a call of the op into generated code uses it, as a call does
+    called |= {id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
+               and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in CALL_BUILDERS}
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     spellings = {r.name: oid for oid, r in ops.items() if "." in r.name}
     found = set()

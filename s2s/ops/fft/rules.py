@@ -214,6 +214,8 @@ for _fn in (np.fft.hfft, np.fft.ihfft):
 # vmap
 declare(np.real, np.imag, np.angle, batch="elementwise")
 declare(np.real, np.imag, view=True)     # (of a complex array: views of its parts)
+declare(np.real, attributes=("real",))
+declare(np.imag, attributes=("imag",))
 declare(cotangent_kind, batch="same")
 declare(irfft_weights, batch="shape_fn")
 declare(np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, batch="axis_args", axis_params=("axis",))

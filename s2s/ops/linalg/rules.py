@@ -490,6 +490,11 @@ declare(np.matmul, np.dot, batch="matmul")
 declare(np.matmul, operator="MatMult")      # (`a @ b`)
 declare(np.diagonal, view=True)      # (a view of its argument: analysis/aliasing.py)
 declare(np.linalg.eigh, np.linalg.qr, np.linalg.svd, ragged_tuple=True)   # (vmap: per example)
+# the namedtuples they return: `np.linalg.slogdet(a).logabsdet` is `np.linalg.slogdet(a)[1]`
+declare(np.linalg.slogdet, result_fields=("sign", "logabsdet"))
+declare(np.linalg.eigh, result_fields=("eigenvalues", "eigenvectors"))
+declare(np.linalg.qr, result_fields=("Q", "R"))
+declare(np.linalg.svd, result_fields=("U", "S", "Vh"))
 declare(ph.einsum_plan, ph.kron_plan, ph.sorted_axes_pair, ph.axes_pair, ph.diag_mask, ph.diag_embedding,
         ph.tensordot_axes, ph.tensordot_vjp_plan, ph.dot_axes, ph.inner_axes, ph.cross_plan, batch="shape_fn")
 # ndarray methods

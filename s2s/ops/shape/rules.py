@@ -634,6 +634,7 @@ declare(np.array_split, ragged_tuple=True)     # (unequal pieces: vmap runs the 
 declare(np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.squeeze, np.broadcast_to, np.asarray,
         np.moveaxis, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90, view=True)
 # ndarray methods
+declare(np.transpose, attributes=("T",))      # (`x.T`)
 for _fn, _methods in ((np.copy, ("copy",)), (np.ravel, ("ravel", "flatten")), (np.reshape, ("reshape",)),
                       (np.transpose, ("transpose",)), (rt.astype, ("astype",)), (np.squeeze, ("squeeze",)),
                       (np.swapaxes, ("swapaxes",))):
