@@ -43,6 +43,8 @@ class OpRule:
             "logabsdet"), so `slogdet(a).logabsdet` reads the tuple's element.
         operator: the Python operator that means it, as its AST class name ("Add": `a + b` is
             np.add; "USub": `-a` is np.negative), so operators share their ufunc's rules.
+        fusable: the Numba backend's fused loops may compute it one element at a time (an
+            elementwise op; np.clip is not: Numba's takes arrays only).
         ragged_tuple: it returns a tuple of arrays of different shapes (np.linalg.eigh, qr, svd,
             np.array_split): vmap cannot stack one op's results, so the function runs per example.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
@@ -64,6 +66,7 @@ class OpRule:
     vector_kernel: str | None = None
     cuda_math: str | None = None
     view: bool = False
+    fusable: bool = True
     ragged_tuple: bool = False
     operator: str | None = None
     attributes: tuple[str, ...] = ()

@@ -49,7 +49,16 @@ from ..analysis.resolve import resolve_call
 from ..frontend.annotations import FUSED, INNER, ROWS_ACCUMULATE, SECTION, setanno
 from ..frontend.ast_build import assign, call_named, const, copy_loc, name
 from ..rules.batch_rules import batch_kind
+from ..rules.table import lookup
 from ..frontend.nodes import clone, iter_nodes
+
+
+def _per_element(fn) -> bool:
+    """An elementwise op the fused loop computes one element at a time (OpRule.fusable)."""
+    if batch_kind(fn) != "elementwise":
+        return False
+    rule = lookup(fn)
+    return rule is None or rule.fusable
 
 
 class _Class:
@@ -135,7 +144,7 @@ class Fuser:
                 axis = node.args[2] if len(node.args) > 2 else const(None)
                 keep = node.args[3] if len(node.args) > 3 else const(False)
                 return _const(axis) is None and _const(keep) is False and self.elementwise(node.args[0])
-            if batch_kind(fn) == "elementwise" and fn is not np.clip:
+            if _per_element(fn):
                 return all(self.elementwise(a) for a in node.args)
         return False
 
@@ -280,7 +289,7 @@ class Fuser:
                     return t if g is _SCALAR or _TOP in (g, t) else _BOTTOM
                 if fn in (rt.stop_gradient, rt.copy_value) and len(node.args) == 1:
                     return of(node.args[0])
-                if batch_kind(fn) == "elementwise" and fn is not np.clip and node.args:
+                if _per_element(fn) and node.args:
                     out = _SCALAR
                     for a in node.args:
                         out = _join(out, of(a))

@@ -39,14 +39,13 @@ KNOWN_ELSEWHERE = {
     "s2s.optimize.array_tapes": {"np.empty"},
     "s2s.optimize.specialize": {"math.ceil", "math.floor", "math.trunc", "np.dot", "np.matmul", "np.mean",
         "np.prod", "np.sum", "np.transpose"},
-    "s2s.rules.batch_rules": {"np.matmul"},
     "s2s.runtime.batching": {"np.dot"},
     "s2s.runtime.core_numba": {"np.ndim"},
     "s2s.runtime.fused": {"np.ndim"},
     "s2s.runtime.fused_numba": {"np.empty", "np.zeros"},
     "s2s.transforms.batching_ops": {"np.argmax", "np.argmin", "np.dot", "np.ndim", "np.reshape", "np.shape",
         "np.size", "np.transpose"},
-    "s2s.transforms.fuse": {"np.clip", "np.sum"},
+    "s2s.transforms.fuse": {"np.sum"},
     "s2s.transforms.reverse": {"np.copy"},
 }
 

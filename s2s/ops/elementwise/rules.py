@@ -612,6 +612,7 @@ for _fn in (eh.tie_share, eh.nan_max_share, eh.clip_share):
 # vmap: elementwise (every ufunc is; these are the other functions that act elementwise)
 declare(np.where, np.clip, builtins.abs, eh.abs_slope, batch="elementwise")
 declare(np.clip, methods=("clip",))
+declare(np.clip, fusable=False)      # (Numba's np.clip takes arrays only: no per-element form in a fused loop)
 declare(np.round, methods=("round",))
 # Python's operators mean these ufuncs, and share their rules: `a + b` is np.add, `-a` np.negative
 for _fn, _operator in ((np.add, "Add"), (np.subtract, "Sub"), (np.multiply, "Mult"), (np.true_divide, "Div"),
