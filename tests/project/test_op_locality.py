@@ -25,7 +25,9 @@ from s2s.rules.registry import RULES, registered_later, user_facing
 
 ROOT = os.path.dirname(s2s.__file__)
 MAX_MODULES = 4
-CALL_BUILDERS = ("rule_call", "call_rule")     # (transforms/common.py, frontend/inlining.py: f(op, args) -> `op(args)`)
+# the functions passes write a call of an op with, f(op, args) -> `op(args)` (transforms/common.py,
+# frontend/inlining.py, optimize/specialize.py, optimize/array_tapes.py)
+CALL_BUILDERS = ("rule_call", "call_rule", "_np_call", "_call")
 
 KNOWN_ELSEWHERE = {
     "s2s.backends.numba_cpu": {"np.abs", "np.matmul", "np.reshape", "np.transpose"},
@@ -36,9 +38,8 @@ KNOWN_ELSEWHERE = {
     "s2s.ops.reductions.numba_norm_trace": {"np.diagonal", "np.trace"},
     "s2s.ops.shape.numba_reorder": {"np.argpartition", "np.argsort"},
     "s2s.ops.stats.rules": {"betainc"},
-    "s2s.optimize.array_tapes": {"np.empty"},
     "s2s.optimize.specialize": {"math.ceil", "math.floor", "math.trunc", "np.dot", "np.matmul", "np.mean",
-        "np.prod", "np.sum", "np.transpose"},
+        "np.prod", "np.sum"},
     "s2s.runtime.batching": {"np.dot"},
     "s2s.runtime.core_numba": {"np.ndim"},
     "s2s.runtime.fused": {"np.ndim"},
