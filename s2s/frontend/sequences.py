@@ -31,9 +31,16 @@ from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .ast_build import assign, const, copy_loc, name
 from .containers import _literal
+from .hooks import lookup
 from .nodes import clone, iter_nodes
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
+
+
+def _stacks_rows(obj) -> bool:
+    """np.stack / np.array / np.asarray: of a list of arrays, its rows as one array (OpRule.stacks_rows)."""
+    rule = lookup(obj)
+    return rule is not None and rule.stacks_rows
 
 
 class SequenceBuilding:
@@ -364,7 +371,7 @@ class SequenceBuilding:
         rest_ok = len(node.args) == 1 and all(
             k.arg == "axis" and isinstance(k.value, gast.Constant) and k.value.value == 0 for k in node.keywords)
         if node.args and isinstance(node.args[0], (gast.ListComp, gast.GeneratorExp)) and rest_ok and \
-                any(obj is f for f in (np.stack, np.array, np.asarray)):
+                _stacks_rows(obj):
             # np.stack([f(r) for r in X]): over rows, the comprehension's rows as they are (a copy)
             var = self.comprehension(node.args[0], out, keep_list=True)
             if var in self.state.row_lists:
@@ -374,7 +381,7 @@ class SequenceBuilding:
                 self.state.frame.rename.get(node.args[0].id) in self.state.row_lists):
             return NotImplemented
         var = self.state.frame.rename[node.args[0].id]
-        if any(obj is f for f in (np.stack, np.array, np.asarray)) and rest_ok:
+        if _stacks_rows(obj) and rest_ok:
             return self.call_rule(np.copy, [self.row_view(var, node, out)], node)
         if obj is builtins.sum and len(node.args) == 1 and not node.keywords:
             return self.call_rule(np.sum, [self.row_view(var, node, out)], node, {"axis": const(0)})

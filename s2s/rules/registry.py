@@ -45,6 +45,8 @@ class OpRule:
             np.add; "USub": `-a` is np.negative), so operators share their ufunc's rules.
         fusable: the Numba backend's fused loops may compute it one element at a time (an
             elementwise op; np.clip is not: Numba's takes arrays only).
+        stacks_rows: of a list of arrays (axis 0), it stacks them as the rows of one array
+            (np.stack, np.array, np.asarray): a list grown in a loop is its rows already.
         ragged_tuple: it returns a tuple of arrays of different shapes (np.linalg.eigh, qr, svd,
             np.array_split): vmap cannot stack one op's results, so the function runs per example.
         nondiff: the output carries no derivative (comparisons, shapes, ...).
@@ -67,6 +69,7 @@ class OpRule:
     cuda_math: str | None = None
     view: bool = False
     fusable: bool = True
+    stacks_rows: bool = False
     ragged_tuple: bool = False
     operator: str | None = None
     attributes: tuple[str, ...] = ()

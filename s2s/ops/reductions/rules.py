@@ -128,7 +128,7 @@ def norm_(y, x, ord=None, axis=None, keepdims=False):
 
 # ----- No derivative ----------------------------------------------------------
 
-for _fn in (np.argmax, np.argmin, np.argsort, np.any, np.all, np.count_nonzero, np.nonzero,
+for _fn in (np.argmax, np.argmin, np.any, np.all, np.count_nonzero, np.nonzero,
             np.argwhere, np.flatnonzero, np.searchsorted, np.digitize):
     nondiff(_fn, "np." + _fn.__name__)
 for _fn in (np.histogram, np.histogram_bin_edges, np.histogram2d, np.histogramdd):

@@ -261,6 +261,9 @@ def sort_(y, a, axis=-1, kind=None, order=None, stable=None):
     t[y] = sort_tangent(t[a], a, axis)
 
 
+nondiff(np.argsort, "np.argsort")       # (positions: no derivative)
+
+
 @adjoint(np.diff, "np.diff", shape_only=("n",))
 def diff(y, a, n=1, axis=-1, prepend=None, append=None):
     d[a] = diff_vjp(d[y], a, n, axis, prepend, append, 1)
@@ -635,6 +638,7 @@ declare(np.reshape, np.ravel, np.transpose, np.swapaxes, np.expand_dims, np.sque
         np.moveaxis, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud, np.rot90, view=True)
 # ndarray methods
 declare(np.transpose, attributes=("T",))      # (`x.T`)
+declare(np.stack, np.array, np.asarray, stacks_rows=True)
 for _fn, _methods in ((np.copy, ("copy",)), (np.ravel, ("ravel", "flatten")), (np.reshape, ("reshape",)),
                       (np.transpose, ("transpose",)), (rt.astype, ("astype",)), (np.squeeze, ("squeeze",)),
                       (np.swapaxes, ("swapaxes",))):
