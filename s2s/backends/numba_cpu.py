@@ -463,17 +463,10 @@ class _Lower(gast.NodeTransformer):
             new = gast.Call(func=name(target), args=[node.args[0], axis, keep], keywords=[])
             new.s2s_fn = getattr(reductions, target)
             return new
-        if fn is np.transpose and len(node.args) == 2 and _const(node.args[1]) is None:
-            node.args = node.args[:1]
-        if fn is np.transpose and len(node.args) == 2:      # x.transpose(axes)
-            return gast.Call(func=gast.Attribute(node.args[0], "transpose", gast.Load()), args=[node.args[1]],
-                             keywords=[])
-        if fn is np.reshape and len(node.args) == 2 and all(k.arg == "order" and _const(k.value) == "C"
-                                                          for k in node.keywords):     # x.reshape(shape)
-            return gast.Call(func=gast.Attribute(_as_array(node.args[0]), "reshape", gast.Load()),
-                             args=[node.args[1]], keywords=[])
-        if fn is np.matmul and len(node.args) == 2 and not node.keywords:
-            return gast.BinOp(node.args[0], gast.MatMult(), node.args[1])
+        if rule is not None and rule.numba_call is not None:   # (np.matmul(a, b) -> a @ b: the family's numba*.py)
+            new = rule.numba_call(node)
+            if new is not None:
+                return new
         return node
 
     def visit_Subscript(self, node):
@@ -502,12 +495,6 @@ def _constant_axes(node) -> bool:
     if isinstance(node, gast.Constant):
         return node.value is None or isinstance(node.value, int)
     return isinstance(node, gast.Tuple) and all(_constant_axes(e) for e in node.elts)
-
-
-def _as_array(node):
-    # Numba reshapes only contiguous arrays: copy first when needed (NumPy's reshape copies then too)
-    call = gast.Call(func=gast.Attribute(name("np"), "ascontiguousarray", gast.Load()), args=[node], keywords=[])
-    return call
 
 
 def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu") -> gast.FunctionDef:

@@ -28,6 +28,7 @@ from ..errors import TransformError
 from ..frontend.ast_build import name
 from ..frontend.nodes import clone, iter_nodes
 from ..rules.table import lookup
+from .numba_numpy import namespace as _families  # noqa: F401  (the families' numba*.py fill OpRule.cuda_scalar)
 
 # runtime helpers and what they are on scalars
 _SCALAR_IDENTITY = {id(rt.unbroadcast), id(rt.expand_reduced), id(rt.stop_gradient), id(rt.copy_value),
@@ -54,29 +55,15 @@ class _ScalarLower(gast.NodeTransformer):
             return node.args[0]
         if fn is rt.seed_cotangent:
             return gast.Constant(1.0, None)
-        if fn in (rt.zeros_like, np.zeros_like):
+        if fn is rt.zeros_like:
             return gast.Constant(0.0, None)
         if fn is rt.tie_weight:
             a, b = node.args
             return gast.IfExp(gast.Compare(a, [gast.Gt()], [b]), gast.Constant(1.0, None),
                               gast.IfExp(gast.Compare(clone(a), [gast.Eq()], [clone(b)]),
                                          gast.Constant(0.5, None), gast.Constant(0.0, None)))
-        if fn is np.where:
-            c, a, b = node.args
-            return gast.IfExp(c, a, b)
-        if fn is np.maximum:
-            return gast.Call(func=name("max"), args=node.args, keywords=[])
-        if fn is np.minimum:
-            return gast.Call(func=name("min"), args=node.args, keywords=[])
-        if fn is np.sign:
-            x = node.args[0]
-            return gast.BinOp(gast.Call(func=name("float"), args=[gast.Compare(x, [gast.Gt()], [gast.Constant(0, None)])],
-                                        keywords=[]), gast.Sub(),
-                              gast.Call(func=name("float"),
-                                        args=[gast.Compare(clone(x), [gast.Lt()], [gast.Constant(0, None)])],
-                                        keywords=[]))
-        if fn in (np.square,):
-            return gast.BinOp(node.args[0], gast.Mult(), clone(node.args[0]))
+        if rule is not None and rule.cuda_scalar is not None:     # (np.maximum -> max(a, b): the family's numba*.py)
+            return rule.cuda_scalar(node)
         if rule is not None and rule.operator == "USub":
             return gast.UnaryOp(gast.USub(), node.args[0])
         if rule is not None and rule.operator in ("Add", "Sub", "Mult", "Div", "Pow"):   # (np.add: `a + b`)

@@ -36,6 +36,10 @@ class OpRule:
         vector_kernel: a vectorizable float64 kernel the Numba backend calls on arrays instead
             (np.exp -> rt.fast_exp, s2s/ops/elementwise/numba_vecmath.py).
         cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
+        numba_call: call node -> the form Numba compiles (np.matmul(a, b) -> `a @ b`), or None to
+            keep the call; set by the family's numba*.py (the backend fills it from above).
+        cuda_scalar: call node -> the expression CUDA device code computes on numbers
+            (np.maximum -> `max(a, b)`); set by the family's numba_cuda.py.
         view: its result may be a view of its first argument (np.reshape): writes into one can
             reach the other (analysis/aliasing.py).
         attributes: ndarray attributes that mean this op of the array (`x.T` is np.transpose(x)).
@@ -70,6 +74,8 @@ class OpRule:
     view: bool = False
     fusable: bool = True
     stacks_rows: bool = False
+    numba_call: Callable | None = None
+    cuda_scalar: Callable | None = None
     ragged_tuple: bool = False
     operator: str | None = None
     attributes: tuple[str, ...] = ()

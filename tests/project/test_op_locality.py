@@ -30,9 +30,8 @@ MAX_MODULES = 4
 CALL_BUILDERS = ("rule_call", "call_rule", "_np_call", "_call")
 
 KNOWN_ELSEWHERE = {
-    "s2s.backends.numba_cpu": {"np.abs", "np.matmul", "np.reshape", "np.transpose"},
-    "s2s.backends.numba_cuda": {"np.maximum", "np.minimum", "np.sign", "np.square", "np.sum", "np.where",
-        "np.zeros_like"},
+    "s2s.backends.numba_cpu": {"np.abs"},
+    "s2s.backends.numba_cuda": {"np.sum"},
     "s2s.frontend.inlining": {"np.einsum"},
     "s2s.ops.reductions.numba_norm_trace": {"np.diagonal", "np.trace"},
     "s2s.ops.shape.numba_reorder": {"np.argpartition"},

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import math
 
+import gast
 import numba
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 
 from . import helpers as eh
+from ...frontend.nodes import clone
+from ...rules.registry import declare
 from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, overload
 from ...backends.numba_numpy.common import literal_value, standin
 from ..reductions.numba import float_like
@@ -140,3 +143,33 @@ def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa
     return _impl_from_source("import numpy as np\n"
                              "def impl(a, a_min=None, a_max=None, min=None, max=None, which=0):\n"
                              + "\n".join(lines) + "\n")
+
+
+# ----- CUDA device code: the number form of a call (OpRule.cuda_scalar, read by backends/numba_cuda.py) -----
+def _where_scalar(node):
+    c, a, b = node.args
+    return gast.IfExp(c, a, b)
+
+
+def _builtin(fname):
+    return lambda node: gast.Call(func=gast.Name(fname, gast.Load(), None, None), args=node.args, keywords=[])
+
+
+def _sign_scalar(node):
+    x = node.args[0]
+
+    def as_float(op, arg):
+        return gast.Call(func=gast.Name("float", gast.Load(), None, None),
+                         args=[gast.Compare(arg, [op], [gast.Constant(0, None)])], keywords=[])
+    return gast.BinOp(as_float(gast.Gt(), x), gast.Sub(), as_float(gast.Lt(), clone(x)))
+
+
+def _square_scalar(node):
+    return gast.BinOp(node.args[0], gast.Mult(), clone(node.args[0]))
+
+
+declare(np.where, cuda_scalar=_where_scalar)
+declare(np.maximum, cuda_scalar=_builtin("max"))
+declare(np.minimum, cuda_scalar=_builtin("min"))
+declare(np.sign, cuda_scalar=_sign_scalar)
+declare(np.square, cuda_scalar=_square_scalar)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 
+import gast
 import numba
 import numpy as np
 from numba import types
@@ -19,6 +20,7 @@ from numba.extending import overload as _nb_overload
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from . import products_helpers as ph
+from ...rules.registry import declare
 from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, blas_operand
 from ...backends.numba_numpy.common import literal_value, standin
 
@@ -651,3 +653,13 @@ def _matmul_operator(a, b):
     if _is_array(a) and _is_array(b) and (a.ndim > 2 or b.ndim > 2):
         return _matmul_impl(a, b)
     return None
+
+
+def _matmul_call(node):
+    """np.matmul(a, b) -> `a @ b` in compiled code (OpRule.numba_call, read by backends/numba_cpu.lower)."""
+    if len(node.args) == 2 and not node.keywords:
+        return gast.BinOp(node.args[0], gast.MatMult(), node.args[1])
+    return None
+
+
+declare(np.matmul, numba_call=_matmul_call)
