@@ -33,8 +33,6 @@ KNOWN_ELSEWHERE = {
     "s2s.backends.numba_cpu": {"np.abs"},
     "s2s.backends.numba_cuda": {"np.sum"},
     "s2s.frontend.inlining": {"np.einsum"},
-    "s2s.ops.reductions.numba_norm_trace": {"np.diagonal", "np.trace"},
-    "s2s.ops.shape.numba_reorder": {"np.argpartition"},
     "s2s.ops.stats.rules": {"betainc"},
     "s2s.optimize.specialize": {"math.ceil", "math.floor", "math.trunc", "np.dot", "np.matmul", "np.mean",
         "np.prod", "np.sum"},

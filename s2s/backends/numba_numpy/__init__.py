@@ -15,7 +15,7 @@ stand-in's overload must give NumPy's answer (to rounding) for every form it acc
 
 The stand-ins live with their op families (s2s/ops/<family>/numba*.py), each module
 registering its stand-ins when imported: ops/reductions/numba.py (sum & co. with axes, var, std,
-cumsum/cumprod, average), numba_norm_trace.py (norm, trace, diagonal); ops/elementwise/numba.py
+cumsum/cumprod, average), numba_norm.py (norm); ops/linalg/numba_trace.py (trace, diagonal); ops/elementwise/numba.py
 (heaviside, clip, math.cbrt); ops/linalg/numba_products.py (matmul, dot, inner, vdot, tensordot,
 einsum, cross), numba_product_vjps.py (the products' adjoint helpers), numba.py (det/solve/inv of
 stacks, cholesky, eigvalsh, svd, ... and their adjoint helpers); ops/shape/numba.py (reshape,

@@ -14,7 +14,8 @@ from .common import STANDINS
 from ...ops.elementwise import numba as elementwise
 from ...ops.shape import numba_joins as joins
 from ...ops.linalg import numba as linalg
-from ...ops.reductions import numba_norm_trace as norm_trace
+from ...ops.reductions import numba_norm as norm
+from ...ops.linalg import numba_trace as trace
 from ...ops.shape import numba_pad_diff as pad_diff
 from ...ops.linalg import numba_product_vjps as product_vjps
 from ...ops.linalg import numba_products as products
@@ -23,7 +24,7 @@ from ...ops.shape import numba_reorder as reorder
 from ...ops.shape import numba as shape
 from ...ops.special import numba as special
 
-FAMILIES = (elementwise, joins, linalg, norm_trace, pad_diff, product_vjps, products, reductions, reorder,
+FAMILIES = (elementwise, joins, linalg, norm, trace, pad_diff, product_vjps, products, reductions, reorder,
             shape, special)
 
 _MODULES: dict[str, Any] = {}             # module name -> its copy for Numba

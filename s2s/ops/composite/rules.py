@@ -18,7 +18,7 @@ import numpy as np
 from ...runtime import check_rank, check_unset
 from ..linalg.helpers import eig_values, eig_vectors
 from ..reductions.helpers import kept_shape, quantile_weights, reduce_flat_shape, reduce_perm
-from ...rules.registry import adjoint, nondiff, register_composite, tangent
+from ...rules.registry import adjoint, register_composite, tangent
 
 
 def append(arr, values, axis=None):
@@ -220,7 +220,6 @@ register_composite(np.median, median)
 register_composite(np.partition, partition)
 register_composite(np.linalg.eig, eig)
 register_composite(np.linalg.eigvals, eigvals)
-nondiff(np.argpartition, "np.argpartition")
 register_composite(np.fft.fftshift, fftshift)
 register_composite(np.fft.ifftshift, ifftshift)
 register_composite(builtins.pow, pow_)

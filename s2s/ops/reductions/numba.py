@@ -3,7 +3,7 @@
 np.sum / np.mean / np.max / np.min / np.prod with axis (None, int, tuple) and keepdims (the
 forms helpers call; generated code reaches numba_lower's reduce_* instead); np.var / np.std
 with axis, ddof and keepdims; np.cumsum / np.cumprod with an axis; np.average with axis,
-weights, returned and keepdims.  Also the axis bookkeeping the other reductions (norm_trace.py,
+weights, returned and keepdims.  Also the axis bookkeeping the other reductions (numba_norm.py, linalg/numba_trace.py,
 special.py's logsumexp & co.) share.
 """
 from __future__ import annotations

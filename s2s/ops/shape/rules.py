@@ -262,6 +262,7 @@ def sort_(y, a, axis=-1, kind=None, order=None, stable=None):
 
 
 nondiff(np.argsort, "np.argsort")       # (positions: no derivative)
+nondiff(np.argpartition, "np.argpartition")     # (np.partition, a composite, applies it)
 
 
 @adjoint(np.diff, "np.diff", shape_only=("n",))
