@@ -439,10 +439,6 @@ class _Lower(gast.NodeTransformer):
             return gast.Call(func=gast.Attribute(node.args[0], "append", gast.Load()), args=[node.args[1]], keywords=[])
         if fn is rt.pop:
             return gast.Call(func=gast.Attribute(node.args[0], "pop", gast.Load()), args=[], keywords=[])
-        if fn is builtins.abs and len(node.args) == 1 and not node.keywords:   # abs of an array too
-            new = gast.Call(func=gast.Attribute(name("np"), "abs", gast.Load()), args=node.args, keywords=[])
-            new.s2s_fn = np.abs
-            return new
         rule = lookup(fn) if fn is not None else None
         fast = rule.vector_kernel if rule is not None else None      # np.exp -> fast_exp (OpRule)
         if fast is not None and len(node.args) == 1 and not node.keywords and not self.scalar_math:

@@ -30,7 +30,6 @@ MAX_MODULES = 4
 CALL_BUILDERS = ("rule_call", "call_rule", "_np_call", "_call")
 
 KNOWN_ELSEWHERE = {
-    "s2s.backends.numba_cpu": {"np.abs"},
     "s2s.backends.numba_cuda": {"np.sum"},
     "s2s.frontend.inlining": {"np.einsum"},
     "s2s.ops.stats.rules": {"betainc"},

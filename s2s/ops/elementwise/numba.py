@@ -6,6 +6,7 @@ bounds (min=, max=), None and array bounds, and the Numba version of its adjoint
 """
 from __future__ import annotations
 
+import builtins
 import math
 
 import gast
@@ -173,3 +174,17 @@ declare(np.maximum, cuda_scalar=_builtin("max"))
 declare(np.minimum, cuda_scalar=_builtin("min"))
 declare(np.sign, cuda_scalar=_sign_scalar)
 declare(np.square, cuda_scalar=_square_scalar)
+
+
+# ----- calls rewritten into forms Numba compiles (OpRule.numba_call, read by backends/numba_cpu.lower) -----
+def _abs_call(node):
+    """abs(x) -> np.abs(x): Numba's builtin abs takes numbers only, and x may be an array."""
+    if len(node.args) == 1 and not node.keywords:
+        new = gast.Call(func=gast.Attribute(gast.Name("np", gast.Load(), None, None), "abs", gast.Load()),
+                        args=node.args, keywords=[])
+        new.s2s_fn = np.abs
+        return new
+    return None
+
+
+declare(builtins.abs, numba_call=_abs_call)
