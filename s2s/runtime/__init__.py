@@ -91,22 +91,22 @@ def copy_value(x):
 
 
 def fast_exp(x):
-    """np.exp; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    """np.exp; the Numba backends run a vectorizable float64 kernel instead (ops/elementwise/numba_vecmath.py)."""
     return np.exp(x)
 
 
 def fast_sin(x):
-    """np.sin; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    """np.sin; the Numba backends run a vectorizable float64 kernel instead (ops/elementwise/numba_vecmath.py)."""
     return np.sin(x)
 
 
 def fast_cos(x):
-    """np.cos; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    """np.cos; the Numba backends run a vectorizable float64 kernel instead (ops/elementwise/numba_vecmath.py)."""
     return np.cos(x)
 
 
 def fast_tanh(x):
-    """np.tanh; the Numba backends run a vectorizable float64 kernel instead (backends/vecmath)."""
+    """np.tanh; the Numba backends run a vectorizable float64 kernel instead (ops/elementwise/numba_vecmath.py)."""
     return np.tanh(x)
 
 

@@ -9,7 +9,7 @@ maths.  Tangents are sums of terms, each linear in one t[...].
 """
 # The templates are parsed, never called; names in them refer to the generated
 # module's namespace (np, math and the public names of s2s.runtime and of the op
-# helper modules, s2s/rules/*_helpers.py).
+# helper modules, s2s/ops/<family>/helpers.py).
 import builtins
 import math
 

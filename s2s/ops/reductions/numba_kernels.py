@@ -4,7 +4,7 @@ numba_cpu.lower rewrites np.sum / max / min / prod / mean with axis or keepdims 
 (defined here, with their Numba implementations); stack_sequence is np.array of a list or tuple of
 numbers or equal-shape arrays (builtin sum of a list). The flat index maps (`_reduced_flat_index`,
 `_kept_shape`, `_axis_mask_impl`) serve these and the cotangents of reductions (runtime/core_numba.py,
-op_helpers.py, numba_numpy's reductions).
+backends/numba_lower/op_helpers.py, numba.py here).
 """
 from __future__ import annotations
 
