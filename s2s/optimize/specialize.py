@@ -21,7 +21,6 @@ trigger a rewrite.
 from __future__ import annotations
 
 import builtins
-import math
 
 import gast
 import numpy as np
@@ -44,6 +43,17 @@ _ORDER = {"b": 0, "i": 1, "r": 2, "f": 3}
 # the arithmetic operators' ufuncs (OpRule.operator; `@` is not elementwise)
 _BINOPS = {getattr(gast, op): fn for op, fn in operator_ops().items()
            if issubclass(getattr(gast, op), gast.operator) and op != "MatMult"}
+
+
+def _product(fn) -> bool:
+    """np.matmul, np.dot: products of vectors and matrices (their batching kinds say so)."""
+    rule = lookup(fn)
+    return rule is not None and rule.batch in ("matmul", "dot")
+
+
+def _counts_bools(fn) -> bool:
+    """np.sum, np.prod: of booleans, an integer (the other reductions keep the kind)."""
+    return lookup(fn).reduction in ("sum", "prod")
 
 
 def _reduction(fn) -> bool:
@@ -322,16 +332,16 @@ class _Facts:
         if isinstance(fn, np.ufunc) and len(args) == fn.nin:
             fact = self.elementwise(args)
             return fact if fact in (BOTTOM, UNKNOWN) else (fact[0], _result_kind(fn, tuple(a[1] for a in args)))
-        if fn in (np.matmul, np.dot) and len(args) == 2:
+        if _product(fn) and len(args) == 2:
             return _matmul_fact(*args)
         if _reduction(fn) and len(args) == 1:
             f = args[0]
             if f == BOTTOM or f[0] in (None, "shape"):
                 # a full reduction of an array of any rank is a number (its kind unknown)
                 return f if f == BOTTOM else (0, None) if f[0] is None else UNKNOWN
-            if fn is np.mean:
+            if lookup(fn).reduction == "mean":
                 return (0, "f" if f[1] in ("b", "i", "f") else f[1] if f[1] == "r" else None)
-            return (0, "i" if f[1] == "b" and fn in (np.sum, np.prod) else f[1] if f[1] in _REAL else None)
+            return (0, "i" if f[1] == "b" and _counts_bools(fn) else f[1] if f[1] in _REAL else None)
         if fn is builtins.len and len(args) == 1:
             return (0, "i")
         if fn in (builtins.float, np.float64) and len(args) == 1:
@@ -340,13 +350,14 @@ class _Facts:
             return (0, "i")
         if getattr(fn, "__module__", None) == "math" and callable(fn) and \
                 all(a[0] == 0 and a[1] in _REAL for a in args):
-            return (0, "i" if fn in (math.floor, math.ceil, math.trunc) else "f")
+            rule = lookup(fn)
+            return (0, "i" if rule is not None and rule.returns_int else "f")
         return UNKNOWN
 
     def reduction_with_keywords(self, fn, node, args):
         """np.sum(x, axis=k, keepdims=...) with constant keywords: the rank (the kind as without them)."""
         kw = {k.arg: k.value for k in node.keywords}
-        if not _reduction(fn) or fn is np.mean or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
+        if not _reduction(fn) or lookup(fn).reduction == "mean" or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
                 not all(isinstance(v, gast.Constant) for v in kw.values()):
             return UNKNOWN
         f = args[0]
@@ -357,7 +368,7 @@ class _Facts:
         axis_ok = axis is None or (isinstance(axis, int) and not isinstance(axis, bool) and -f[0] <= axis < f[0])
         if not isinstance(keep, bool) or not axis_ok:
             return UNKNOWN
-        kind = "i" if f[1] == "b" and fn in (np.sum, np.prod) else f[1] if f[1] in _REAL else None
+        kind = "i" if f[1] == "b" and _counts_bools(fn) else f[1] if f[1] in _REAL else None
         return (f[0] if keep else 0 if axis is None else f[0] - 1, kind)
 
 

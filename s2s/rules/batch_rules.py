@@ -4,7 +4,8 @@ Each op's kind is its OpRule's `batch`, declared beside its rule in its family m
 - "elementwise": ufuncs and friends; batched operands are rank-aligned;
 - "reduce": an `axis` argument that shifts past the batch axis;
 - "axis_args": the parameters in OpRule.axis_params name axes, shifted past the batch axis;
-- "matmul": per-example matrix products (bmatmul);
+- "matmul": per-example matrix products (bmatmul); "dot": np.dot's (bdot: a stack is not a matmul);
+- "reshape", "transpose": each example reshaped in C order / its own axes permuted;
 - "shape_query": np.shape/np.ndim/np.size/len answer per example;
 - "same": the op already acts per example on (batch, ...) arrays;
 - "shape_fn": a function of shapes and constant arguments only, evaluated on the first example;

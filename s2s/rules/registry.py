@@ -49,6 +49,8 @@ class OpRule:
             np.add; "USub": `-a` is np.negative), so operators share their ufunc's rules.
         fusable: the Numba backend's fused loops may compute it one element at a time (an
             elementwise op; np.clip is not: Numba's takes arrays only).
+        flat_index: with axis=None it returns an index into the flattened array (np.argmax).
+        returns_int: on numbers it returns a Python int (math.floor, math.ceil, math.trunc).
         stacks_rows: of a list of arrays (axis 0), it stacks them as the rows of one array
             (np.stack, np.array, np.asarray): a list grown in a loop is its rows already.
         ragged_tuple: it returns a tuple of arrays of different shapes (np.linalg.eigh, qr, svd,
@@ -74,6 +76,8 @@ class OpRule:
     view: bool = False
     fusable: bool = True
     stacks_rows: bool = False
+    flat_index: bool = False
+    returns_int: bool = False
     numba_call: Callable | None = None
     cuda_scalar: Callable | None = None
     ragged_tuple: bool = False

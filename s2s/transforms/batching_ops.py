@@ -111,13 +111,13 @@ class OpBatching:
                 return self.elementwise(value, list(value.args), code, s)
             if kind == "reduce":
                 return self.reduction(value, code, s)
+            if kind == "dot":
+                a, b = value.args[0], value.args[1]
+                return rule_call(rtb.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
             if kind == "matmul":
-                if fn is np.dot:
-                    a, b = value.args[0], value.args[1]
-                    return rule_call(rtb.bdot, [a, b, const(self.is_b(a)), const(self.is_b(b))])
                 return self.matmul(value.args[0], value.args[1])
-            if kind == "axis_args":
-                return self.axis_args(value, code, s)
+            if kind in ("axis_args", "reshape", "transpose"):
+                return self.axis_args(value, kind, code, s)
             if kind in ("matmul_vjp_a", "matmul_vjp_b"):
                 # the cotangent of a per-example product: per example (keep=True), no shape dispatch left
                 g, a, b = value.args
@@ -204,7 +204,7 @@ class OpBatching:
         new.s2s_fn = value.s2s_fn
         axis_kw = [k for k in new.keywords if k.arg == "axis"]
         axis_node = new.args[1] if len(new.args) > 1 else (axis_kw[0].value if axis_kw else const(None))
-        if value.s2s_fn in (np.argmax, np.argmin) and isinstance(axis_node, gast.Constant) and axis_node.value is None:
+        if lookup(value.s2s_fn).flat_index and isinstance(axis_node, gast.Constant) and axis_node.value is None:
             # argmax over all of an example: flatten each example, then per-row argmax
             return rule_call(value.s2s_fn, [rule_call(rtb.bflatten, [name(x.id)])], {"axis": const(1)})
         if len(new.args) > 1:
@@ -218,19 +218,19 @@ class OpBatching:
             return self.per_op_loop(value, code, s)
         return new
 
-    def axis_args(self, value, code, s):
+    def axis_args(self, value, kind, code, s):
         """Ops whose axis arguments shift past the batch axis (negative axes stay as they are)."""
         fn = value.s2s_fn
         x = value.args[0]
         if not self.is_b(x) or any(names_in(a) & self.batched for a in value.args[1:]):
             return self.per_op_loop(value, code, s)
-        if fn is np.reshape:
+        if kind == "reshape":
             order = value.args[2] if len(value.args) > 2 else next((k.value for k in value.keywords if k.arg == "order"), None)
             if order is not None and not (isinstance(order, gast.Constant) and order.value == "C"):
                 return self.per_op_loop(value, code, s)     # breshape reshapes each example in C order
             shape = value.args[1] if len(value.args) > 1 else next(k.value for k in value.keywords if k.arg in ("shape", "newshape"))
             return rule_call(rtb.breshape, [x, shape])
-        if fn is np.transpose:
+        if kind == "transpose":
             axes = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "axes"),
                                                                   const(None))
             return rule_call(rtb.btranspose, [x, axes])

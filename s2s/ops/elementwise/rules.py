@@ -629,3 +629,4 @@ for _fn, _name in ((np.sin, "sin"), (np.cos, "cos"), (np.tan, "tan"), (np.exp, "
 # Numba: float64 arrays go through vectorizable kernels (s2s/ops/elementwise/numba_vecmath.py)
 for _fn, _kernel in ((np.exp, "fast_exp"), (np.tanh, "fast_tanh"), (np.sin, "fast_sin"), (np.cos, "fast_cos")):
     declare(_fn, vector_kernel=_kernel)
+declare(math.floor, math.ceil, math.trunc, returns_int=True)     # (Python ints on numbers)

@@ -486,7 +486,8 @@ register(lh.eig_vectors_tangent, "eig_vectors_tangent")
 
 
 # vmap: per-example matrix products; the plans read shapes and constant arguments only
-declare(np.matmul, np.dot, batch="matmul")
+declare(np.matmul, batch="matmul")
+declare(np.dot, batch="dot")         # (np.dot of stacks is not matmul's product)
 declare(np.matmul, operator="MatMult")      # (`a @ b`)
 declare(np.diagonal, view=True)      # (a view of its argument: analysis/aliasing.py)
 declare(np.linalg.eigh, np.linalg.qr, np.linalg.svd, ragged_tuple=True)   # (vmap: per example)

@@ -160,6 +160,7 @@ for _fn in (rh.var_dof, rh.kept_shape, rh.reduce_perm, rh.reduce_flat_shape, sh.
 declare(np.sum, np.mean, np.max, np.min, np.prod, np.amax, np.amin, np.any, np.all, np.argmax, np.argmin, np.std,
         np.var, batch="reduce")
 declare(np.cumsum, np.cumprod, batch="axis_args", axis_params=("axis",))
+declare(np.argmax, np.argmin, flat_index=True)
 # the plans and norm's case analysis read shapes and constant arguments only: one per batch
 declare(rh.kept_shape, rh.reduce_perm, rh.reduce_flat_shape, rh.norm_kind, rh.norm_matrix_axes,
         rh.norm_expand_shape, batch="shape_fn")

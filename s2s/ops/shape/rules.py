@@ -630,7 +630,8 @@ declare(np.copy, np.asarray, np.zeros_like, np.ones_like, rt.astype, batch="same
 declare(np.expand_dims, np.squeeze, np.flip, np.roll, batch="axis_args", axis_params=("axis",))
 declare(np.swapaxes, batch="axis_args", axis_params=("axis1", "axis2"))
 declare(np.moveaxis, batch="axis_args", axis_params=("source", "destination"))
-declare(np.reshape, np.transpose, batch="axis_args")      # (the batching pass rewrites them itself)
+declare(np.reshape, batch="reshape")         # (per example in C order: breshape)
+declare(np.transpose, batch="transpose")     # (the example's axes: btranspose)
 declare(sh.tile_plan, sh.diff_plan, sh.diff_part_shape, sh.diff_part_range, sh.diff_part_pad, sh.pad_width_along,
         sh.pad_index_map, sh.pad_border_mask, sh.split_plan, batch="shape_fn")
 declare(np.array_split, ragged_tuple=True)     # (unequal pieces: vmap runs the function per example)
