@@ -6,11 +6,12 @@ own vocabulary and left out), the modules under s2s/ that *name* it in code - th
 (`"np.cumsum"`), not calls of it (`np.cumsum(x)` is a use, as in any helper, and so is a pass's
 `rule_call(np.cumsum, args)`, which writes a call into generated code) and not comments -
 must sit in its family's folder, s2s/ops/<family>/ (the module that registered its rule,
-`OpRule.defined_in`, says which), at most 4 of them.  The special cases passes still make of
-particular ops (vmap's argmax, the operators' ufuncs, the CUDA lowering's arithmetic) are listed
-in KNOWN_ELSEWHERE: a new one fails here (give the op's record the fact instead: `declare`, as
-its batching kind, axis parameters, methods, kernels, view and CUDA spelling are), and one that
-goes away must leave the list too, so the list only shrinks.
+`OpRule.defined_in`, says which), at most 4 of them.  The places that still name particular ops
+elsewhere (vmap's shape queries, the runtime's own uses of np.ndim or np.empty as values) are
+listed in KNOWN_ELSEWHERE: a new one fails here (give the op's record the fact instead, with
+`declare`, as its batching kind, axis parameters, methods, operator, kernels, view, CUDA form and
+Numba rewrite are given), and one that goes away must leave the list too, so the list only
+shrinks.
 """
 from __future__ import annotations
 
