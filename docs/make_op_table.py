@@ -32,7 +32,8 @@ _NOT_VALUES = {"axis", "axes", "keepdims", "dtype", "out", "order", "casting", "
                "start_axis", "subscripts", "pad_width", "sorter", "return_sign", "decimals", "bins", "x_ind"}
 
 _BATCH = {"elementwise": "elementwise", "reduce": "axis shift", "matmul": "batched matmul", "same": "as is",
-          "axis_args": "axis shift", "shape_query": "per example", "shape_fn": "first example"}
+          "axis_args": "axis shift", "shape_query": "per example", "shape_fn": "first example",
+          "dot": "batched dot", "reshape": "per-example reshape", "transpose": "per-example transpose"}
 
 
 def _label(fn, rule_name: str) -> str:
