@@ -550,8 +550,10 @@ def optimization_level() -> int | None:
     Numba's default, 3, took twice as long as 2 to compile s2s's code (LLVM's module passes run
     again over every helper linked into each function: 22.9 s against 11.4 s for the jit(grad)
     of tests/jit/test_jit.py's astype_mix on 2 cores) and ran no faster on the benchmarks
-    (docs/performance.md, "Compile time").  Compiled code computes the same at either level:
-    LLVM reorders floating point only under fast-math flags, which s2s does not set."""
+    (docs/performance.md, "Compile time").  LLVM reorders floating point only under fast-math
+    flags: the two kernels s2s compiles with some (fused_numba's row_dot may reassociate its sum,
+    vecmath's kernels contract to FMAs) may round differently at another level, as on another
+    machine; everything else computes the same bits at either level."""
     if "NUMBA_OPT" in os.environ:
         return None
     raw = os.environ.get("S2S_NUMBA_OPT", "2")
