@@ -354,3 +354,31 @@ def test_numba_standins_give_scipys_results():
             np.testing.assert_array_equal(g, e, err_msg=f"output {k}, n={n}")
     with pytest.raises(ValueError):
         jf(x, u, 8)          # multigammaln(4.5, 10): a <= (d - 1) / 2, as SciPy refuses
+
+
+# ---------------------------------------------------------------------------
+# entr: the slope at the edges of its domain, in every mode and under jit
+# ---------------------------------------------------------------------------
+
+def entr_weighted(x):
+    return np.sum(sp.entr(x) * np.arange(1.0, 1.0 + x.size))
+
+
+def test_entr_slope_is_minus_log_plus_one_inf_at_zero_and_zero_below():
+    x = np.array([-1.5, 0.0, 0.4, 1.0, 2.5])
+    w = np.arange(1.0, 6.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = w * np.where(x < 0, 0.0, -(np.log(x) + 1.0))
+        g = s2s.grad(entr_weighted)(x)
+        jg = s2s.jit(s2s.grad(entr_weighted))(x)
+    np.testing.assert_array_equal(g[:2], [0.0, np.inf])
+    np.testing.assert_allclose(g, want, rtol=1e-14)
+    np.testing.assert_allclose(jg, g, rtol=1e-12)
+    # (a tangent 0 at x = 0 meets the slope inf there: nan, as in JAX (docs/conventions.md), so
+    # the forward mode is checked away from 0, the negative side included)
+    x4 = np.delete(x, 1)
+    t = [s2s.jvp(entr_weighted)(x4, e)[1] for e in np.eye(4)]
+    np.testing.assert_allclose(t, s2s.grad(entr_weighted)(x4), rtol=1e-14)
+    inside = np.array([0.3, 0.8, 1.9])
+    np.testing.assert_allclose(s2s.grad(entr_weighted)(inside), numeric_grad(entr_weighted, (inside,), 0), rtol=1e-6)
+    np.testing.assert_allclose(s2s.jit(entr_weighted)(x), entr_weighted(x), rtol=1e-14)   # -inf below 0, as SciPy
