@@ -38,6 +38,8 @@ class OpRule:
         cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
         numba_call: call node -> the form Numba compiles (np.matmul(a, b) -> `a @ b`), or None to
             keep the call; set by the family's numba*.py (the backend fills it from above).
+        batch_rule: call node (first argument batched) -> what vmap computes in its place, for kinds
+            whose form differs per op (np.shape's per-example shape); set by the family's batching.py.
         cuda_scalar: call node -> the expression CUDA device code computes on numbers
             (np.maximum -> `max(a, b)`); set by the family's numba_cuda.py.
         view: its result may be a view of its first argument (np.reshape): writes into one can
@@ -79,6 +81,7 @@ class OpRule:
     flat_index: bool = False
     returns_int: bool = False
     numba_call: Callable | None = None
+    batch_rule: Callable | None = None
     cuda_scalar: Callable | None = None
     ragged_tuple: bool = False
     operator: str | None = None

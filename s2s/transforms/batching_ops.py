@@ -15,7 +15,6 @@ OpBatching is a part of BatchBuilder (its base class): its methods read the buil
 """
 from __future__ import annotations
 
-import builtins
 
 import gast
 import numpy as np
@@ -28,6 +27,7 @@ from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
 from ..rules.table import lookup
+from ..ops.shape import batching as _shape_batching  # noqa: F401  (fills the shape queries' OpRule.batch_rule)
 from .common import BINOP_FN, UNARY_FN, index_expr, rule_call
 
 
@@ -292,19 +292,12 @@ class OpBatching:
         return self.unbatched(new)
 
     def shape_query(self, value):
-        fn = value.s2s_fn
-        x = value.args[0]
-        if not self.is_b(x):
+        """np.shape / np.ndim / np.size / len of a batched array: the example's (OpRule.batch_rule,
+        ops/shape/batching.py)."""
+        if not self.is_b(value.args[0]):
             return value
-        if fn is np.shape:
-            return self.unbatched(rule_call(rtb.bshape, [x]))
-        if fn is np.ndim:
-            return self.unbatched(gast.BinOp(rule_call(np.ndim, [x]), gast.Sub(), const(1)))
-        if fn is np.size:
-            return self.unbatched(rule_call(rtb.bsize, [x]))
-        if fn is builtins.len:
-            return self.unbatched(rule_call(rtb.blen, [x]))
-        return value
+        rule = lookup(value.s2s_fn)
+        return self.unbatched(rule.batch_rule(value)) if rule.batch_rule is not None else value
 
     def per_op_loop(self, value, code, s):
         """bmap(op, args, flags, size): the op applied example by example."""

@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("rules", ["s2s.rules.*", "s2s.custom", "s2s.ops.*.rules"]),
     ("analysis", ["s2s.analysis.*"]),
     ("optimize", ["s2s.optimize.*"]),
-    ("transforms", ["s2s.transforms.*"]),
+    ("transforms", ["s2s.transforms.*", "s2s.ops.*.batching"]),
     ("backends", ["s2s.backends.*", "s2s.runtime.*_numba", "s2s.ops.*.numba", "s2s.ops.*.numba_*"]),
     ("driver", ["s2s.pipeline", "s2s.pipeline_options"]),
     ("transformation objects", ["s2s.transformations.*"]),

@@ -39,7 +39,6 @@ KNOWN_ELSEWHERE = {
     "s2s.runtime.core_numba": {"np.ndim"},
     "s2s.runtime.fused": {"np.ndim"},
     "s2s.runtime.fused_numba": {"np.empty", "np.zeros"},
-    "s2s.transforms.batching_ops": {"np.ndim", "np.shape", "np.size"},
     "s2s.transforms.fuse": {"np.sum"},
     "s2s.transforms.reverse": {"np.copy"},
 }
