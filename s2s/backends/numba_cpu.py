@@ -37,7 +37,7 @@ from ..runtime import effects as rte
 from ..runtime import fused as rtf
 from ..analysis.resolve import resolve_call
 from ..frontend.annotations import EFFECT_FUNCTIONS, INNER, ROWS_ACCUMULATE, SECTION, getanno, setanno
-from ..frontend.ast_build import Namer, assign, call_named, const, copy_loc, name, namer_for
+from ..frontend.ast_build import Namer, assign, call_named, const, constant_value, copy_loc, name, namer_for
 from . import memory, numba_cache  # noqa: F401
 # importing registers the Numba overloads: every module of numba_lower/ and the runtime's Numba versions
 # (runtime/*_numba.py), then every family of numba_numpy/ (namespace imports them all; where both lower one
@@ -143,10 +143,6 @@ def namespace_additions() -> dict[str, Any]:
             "objmode": numba.objmode}
 
 
-def _const(node):
-    return node.value if isinstance(node, gast.Constant) else object()
-
-
 class _Lower(gast.NodeTransformer):
     def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any],
                  target: str, namer: Namer):
@@ -249,8 +245,8 @@ class _Lower(gast.NodeTransformer):
         # eigh, ...), which Numba cannot change in place: rebind it (arrays stay accumulated in place)
         value = node.value
         if isinstance(value, gast.Call) and self.resolve(value) is rt.add_at and len(value.args) == 3 \
-                and isinstance(value.args[0], gast.Name) and isinstance(_const(value.args[1]), int) \
-                and not isinstance(_const(value.args[1]), bool):
+                and isinstance(value.args[0], gast.Name) and isinstance(constant_value(value.args[1]), int) \
+                and not isinstance(constant_value(value.args[1]), bool):
             self.generic_visit(node)
             call = call_named("add_at_value", list(value.args))
             call.s2s_fn = runtime_lowering.add_at_value
@@ -450,10 +446,10 @@ class _Lower(gast.NodeTransformer):
             kws = {k.arg: k.value for k in node.keywords}
             axis = node.args[1] if len(node.args) > 1 else kws.get("axis", gast.Constant(None, None))
             keep = kws.get("keepdims", gast.Constant(False, None))
-            if set(kws) - {"axis", "keepdims", "dtype", "out"} or _const(kws.get("dtype", gast.Constant(None, None))) \
-                    is not None or _const(kws.get("out", gast.Constant(None, None))) is not None:
+            if set(kws) - {"axis", "keepdims", "dtype", "out"} or constant_value(kws.get("dtype", gast.Constant(None, None))) \
+                    is not None or constant_value(kws.get("out", gast.Constant(None, None))) is not None:
                 return node
-            if _const(axis) is None and _const(keep) is False:
+            if constant_value(axis) is None and constant_value(keep) is False:
                 node.args, node.keywords = node.args[:1], []
                 return node
             new = gast.Call(func=name(target), args=[node.args[0], axis, keep], keywords=[])
@@ -469,7 +465,7 @@ class _Lower(gast.NodeTransformer):
         self.generic_visit(node)
         # range(...)[::-1] (reversed loops of re-normalized code) -> reversed_range(...)
         if isinstance(node.value, gast.Name) and node.value.id in self.ranges and isinstance(node.slice, gast.Slice) \
-                and node.slice.lower is None and node.slice.upper is None and _const(node.slice.step) == -1:
+                and node.slice.lower is None and node.slice.upper is None and constant_value(node.slice.step) == -1:
             new = gast.Call(func=name("reversed_range"), args=clone(self.ranges[node.value.id].args),
                             keywords=[])
             new.s2s_fn = loops.reversed_range
@@ -506,7 +502,7 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu"
                 and isinstance(s.value, gast.Subscript) and isinstance(s.value.value, gast.Name) \
                 and s.value.value.id in ranges and isinstance(s.value.slice, gast.Slice) \
                 and s.value.slice.lower is None and s.value.slice.upper is None \
-                and _const(s.value.slice.step) == -1:
+                and constant_value(s.value.slice.step) == -1:
             reversed_ranges[s.targets[0].id] = clone(ranges[s.value.value.id])
     lowering = _Lower(ranges, namespace, reversed_ranges, target, namer_for(fdef, namespace))
     fdef = lowering.visit(fdef)

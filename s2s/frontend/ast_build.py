@@ -29,6 +29,12 @@ def const(v: Any) -> gast.Constant:
     return gast.Constant(v, None)
 
 
+def constant_value(node) -> Any:
+    """The value of a constant node; for any other node a fresh object, equal to no value (so
+    `constant_value(n) is None` and `== "C"` hold only for those literals)."""
+    return node.value if isinstance(node, gast.Constant) else object()
+
+
 def call_named(fname: str, args: list) -> gast.Call:
     """`fname(*args)`: a call of a helper the generated module binds by name."""
     return gast.Call(func=name(fname), args=args, keywords=[])

@@ -47,7 +47,7 @@ from .. import runtime as rt
 from ..runtime import batching as rtb
 from ..analysis.resolve import resolve_call
 from ..frontend.annotations import FUSED, INNER, ROWS_ACCUMULATE, SECTION, setanno
-from ..frontend.ast_build import assign, call_named, const, copy_loc, name
+from ..frontend.ast_build import assign, call_named, const, constant_value, copy_loc, name
 from ..rules.batch_rules import batch_kind
 from ..rules.table import lookup
 from ..frontend.nodes import clone, iter_nodes
@@ -108,10 +108,6 @@ class FusedRun:
     outputs: list
 
 
-def _const(node):
-    return node.value if isinstance(node, gast.Constant) else object()
-
-
 class Fuser:
     def __init__(self, namespace, namer, ranks: dict[str, int] | None = None):
         self.resolve = lambda call: resolve_call(call, namespace)
@@ -143,7 +139,7 @@ class Fuser:
             if fn is rt.expand_reduced:
                 axis = node.args[2] if len(node.args) > 2 else const(None)
                 keep = node.args[3] if len(node.args) > 3 else const(False)
-                return _const(axis) is None and _const(keep) is False and self.elementwise(node.args[0])
+                return constant_value(axis) is None and constant_value(keep) is False and self.elementwise(node.args[0])
             if _per_element(fn):
                 return all(self.elementwise(a) for a in node.args)
         return False
@@ -182,7 +178,7 @@ class Fuser:
             return False
         peers, flags = node.args[1].elts, node.args[2].elts
         return len(peers) == len(flags) and all(
-            _const(f) is True or isinstance(p, gast.Constant) or
+            constant_value(f) is True or isinstance(p, gast.Constant) or
             (isinstance(p, gast.Name) and p.id in self.scalar_consts) for p, f in zip(peers, flags))
 
     def value_names(self, node) -> list[str]:
@@ -197,7 +193,7 @@ class Fuser:
             elif isinstance(n, gast.Call):
                 args = n.args
                 if self.resolve(n) is rtb.balign and len(args) == 3 and isinstance(args[1], gast.Tuple):
-                    args = [args[0]] + [p for p, f in zip(args[1].elts, args[2].elts) if _const(f) is True]
+                    args = [args[0]] + [p for p, f in zip(args[1].elts, args[2].elts) if constant_value(f) is True]
                 for a in args:
                     visit(a)
                 for k in n.keywords:
@@ -283,8 +279,8 @@ class Fuser:
                 if fn is rt.unbroadcast and len(node.args) == 2:
                     g, t = of(node.args[0]), of(node.args[1])
                     return t if t is _SCALAR or g == t or _TOP in (g, t) else _BOTTOM
-                if fn is rt.expand_reduced and len(node.args) == 4 and _const(node.args[2]) is None \
-                        and _const(node.args[3]) is False:
+                if fn is rt.expand_reduced and len(node.args) == 4 and constant_value(node.args[2]) is None \
+                        and constant_value(node.args[3]) is False:
                     g, t = of(node.args[0]), of(node.args[1])
                     return t if g is _SCALAR or _TOP in (g, t) else _BOTTOM
                 if fn in (rt.stop_gradient, rt.copy_value) and len(node.args) == 1:

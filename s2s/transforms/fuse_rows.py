@@ -37,14 +37,10 @@ import gast
 from ..runtime import batching as rtb
 from ..analysis.resolve import resolve_call
 from ..frontend.annotations import FUSED, ROWS_DONE, SECTION, getanno, setanno
-from ..frontend.ast_build import assign, assigned_names, call_named, const, copy_loc, name
+from ..frontend.ast_build import assign, assigned_names, call_named, const, constant_value, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 
 _VJPS = {id(rtb.bmatmul_vjp_a): "a", id(rtb.bmatmul_vjp_b): "b"}
-
-
-def _const(node):
-    return node.value if isinstance(node, gast.Constant) else object()
 
 
 def _store_counts(fdef) -> dict[str, int]:
@@ -101,7 +97,7 @@ class RowFuser:
         args = stmt.value.args
         if len(args) != 4 or stmt.value.keywords or not all(isinstance(x, gast.Name) for x in args[:2]):
             return None
-        a, b, fa, fb = args[0].id, args[1].id, _const(args[2]), _const(args[3])
+        a, b, fa, fb = args[0].id, args[1].id, constant_value(args[2]), constant_value(args[3])
         if a not in self.vectors or b not in self.vectors or (self.vectors[a], self.vectors[b]) != (fa, fb) \
                 or not (fa or fb):
             return None
@@ -114,10 +110,10 @@ class RowFuser:
             return None
         side = _VJPS.get(id(self.resolve(stmt.value)))
         args = stmt.value.args if side else []
-        if side is None or len(args) != 6 or stmt.value.keywords or _const(args[5]) is not True \
+        if side is None or len(args) != 6 or stmt.value.keywords or constant_value(args[5]) is not True \
                 or not all(isinstance(x, gast.Name) for x in args[:3]):
             return None
-        if (args[1].id, args[2].id, _const(args[3]), _const(args[4])) != dot or args[0].id not in outputs \
+        if (args[1].id, args[2].id, constant_value(args[3]), constant_value(args[4])) != dot or args[0].id not in outputs \
                 or self.stores.get(stmt.targets[0].id) != 1:
             return None
         return side

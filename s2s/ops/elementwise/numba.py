@@ -16,6 +16,7 @@ from numba import types
 from numba.core.errors import TypingError
 
 from . import helpers as eh
+from ...frontend.ast_build import call_named, const, name
 from ...frontend.nodes import clone
 from ...rules.registry import declare
 from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, overload
@@ -153,15 +154,14 @@ def _where_scalar(node):
 
 
 def _builtin(fname):
-    return lambda node: gast.Call(func=gast.Name(fname, gast.Load(), None, None), args=node.args, keywords=[])
+    return lambda node: call_named(fname, node.args)
 
 
 def _sign_scalar(node):
     x = node.args[0]
 
     def as_float(op, arg):
-        return gast.Call(func=gast.Name("float", gast.Load(), None, None),
-                         args=[gast.Compare(arg, [op], [gast.Constant(0, None)])], keywords=[])
+        return call_named("float", [gast.Compare(arg, [op], [const(0)])])
     return gast.BinOp(as_float(gast.Gt(), x), gast.Sub(), as_float(gast.Lt(), clone(x)))
 
 
@@ -180,8 +180,7 @@ declare(np.square, cuda_scalar=_square_scalar)
 def _abs_call(node):
     """abs(x) -> np.abs(x): Numba's builtin abs takes numbers only, and x may be an array."""
     if len(node.args) == 1 and not node.keywords:
-        new = gast.Call(func=gast.Attribute(gast.Name("np", gast.Load(), None, None), "abs", gast.Load()),
-                        args=node.args, keywords=[])
+        new = gast.Call(func=gast.Attribute(name("np"), "abs", gast.Load()), args=node.args, keywords=[])
         new.s2s_fn = np.abs
         return new
     return None

@@ -14,6 +14,7 @@ from numba import types
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
+from ...frontend.ast_build import const, constant_value, name
 from ...rules.registry import declare
 from . import helpers as sh
 from ...backends.numba_lower.common import _is_array, _is_none
@@ -307,13 +308,10 @@ def _astype(x, dtype):
 
 
 # ----- calls rewritten into forms Numba compiles (OpRule.numba_call, read by backends/numba_cpu.lower) -----
-def _const(node):
-    return node.value if isinstance(node, gast.Constant) else object()
-
 
 def _transpose_call(node):
     """np.transpose(x, None) -> np.transpose(x); np.transpose(x, axes) -> x.transpose(axes)."""
-    if len(node.args) == 2 and _const(node.args[1]) is None:
+    if len(node.args) == 2 and constant_value(node.args[1]) is None:
         node.args = node.args[:1]
     if len(node.args) == 2:
         return gast.Call(func=gast.Attribute(node.args[0], "transpose", gast.Load()), args=[node.args[1]],
@@ -324,13 +322,13 @@ def _transpose_call(node):
 def _reshape_call(node):
     """np.reshape(x, shape) -> np.ascontiguousarray(x).reshape(shape): Numba reshapes only contiguous
     arrays (NumPy's reshape copies a non-contiguous one too)."""
-    if len(node.args) == 2 and all(k.arg == "order" and _const(k.value) == "C" for k in node.keywords):
-        contiguous = gast.Call(func=gast.Attribute(gast.Name("np", gast.Load(), None, None), "ascontiguousarray",
-                                                   gast.Load()), args=[node.args[0]], keywords=[])
+    if len(node.args) == 2 and all(k.arg == "order" and constant_value(k.value) == "C" for k in node.keywords):
+        contiguous = gast.Call(func=gast.Attribute(name("np"), "ascontiguousarray", gast.Load()), args=[node.args[0]],
+                               keywords=[])
         return gast.Call(func=gast.Attribute(contiguous, "reshape", gast.Load()), args=[node.args[1]], keywords=[])
     return None
 
 
 declare(np.transpose, numba_call=_transpose_call)
 declare(np.reshape, numba_call=_reshape_call)
-declare(np.zeros_like, cuda_scalar=lambda node: gast.Constant(0.0, None))    # (CUDA device code: a number's zero)
+declare(np.zeros_like, cuda_scalar=lambda node: const(0.0))    # (CUDA device code: a number's zero)
