@@ -20,7 +20,7 @@ import gast
 from .. import runtime as rt
 from ..frontend.nodes import iter_nodes, parse_expr
 from ..frontend.ast_build import const, copy_loc, name, walk_stmts as _walk_stmts
-from ..rules.table import lookup
+from ..rules.table import lookup, record_of
 
 
 
@@ -187,12 +187,6 @@ def _reaches(order, k: int, j: int) -> bool:
     return j > k or bool(set(order[k][1]) & set(order[j][1]))
 
 
-def _view_op(fn) -> bool:
-    """The op's result may be a view of its first argument (OpRule.view: np.reshape, np.flip, ...)."""
-    rule = lookup(fn) if fn is not None else None
-    return rule is not None and rule.view
-
-
 def _allocates(value) -> bool:
     """The value is a newly allocated array (safe to write into without aliasing)."""
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
@@ -298,6 +292,6 @@ def _view_sources(value) -> list[str]:
                for p in parts):
             return [value.value.id]
         return []
-    if isinstance(value, gast.Call) and _view_op(getattr(value, "s2s_fn", None)):
+    if isinstance(value, gast.Call) and record_of(getattr(value, "s2s_fn", None)).view:     # (np.reshape, np.flip, ...)
         return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
     return []

@@ -50,7 +50,7 @@ from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (
 from .numba_numpy.namespace import compiled_globals
 from ..ops.elementwise import numba_vecmath as vecmath
 from ..frontend.nodes import clone, iter_nodes
-from ..rules.table import lookup
+from ..rules.table import record_of
 
 LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
 
@@ -435,13 +435,13 @@ class _Lower(gast.NodeTransformer):
             return gast.Call(func=gast.Attribute(node.args[0], "append", gast.Load()), args=[node.args[1]], keywords=[])
         if fn is rt.pop:
             return gast.Call(func=gast.Attribute(node.args[0], "pop", gast.Load()), args=[], keywords=[])
-        rule = lookup(fn) if fn is not None else None
-        fast = rule.vector_kernel if rule is not None else None      # np.exp -> fast_exp (OpRule)
+        rule = record_of(fn)
+        fast = rule.vector_kernel      # np.exp -> fast_exp (OpRule)
         if fast is not None and len(node.args) == 1 and not node.keywords and not self.scalar_math:
             new = gast.Call(func=name(fast), args=node.args, keywords=[])
             new.s2s_fn = getattr(rt, fast)
             return new
-        target = f"reduce_{rule.reduction}" if rule is not None and rule.reduction else None
+        target = f"reduce_{rule.reduction}" if rule.reduction else None
         if target is not None and (len(node.args) > 1 or node.keywords):
             kws = {k.arg: k.value for k in node.keywords}
             axis = node.args[1] if len(node.args) > 1 else kws.get("axis", gast.Constant(None, None))
@@ -455,7 +455,7 @@ class _Lower(gast.NodeTransformer):
             new = gast.Call(func=name(target), args=[node.args[0], axis, keep], keywords=[])
             new.s2s_fn = getattr(reductions, target)
             return new
-        if rule is not None and rule.numba_call is not None:   # (np.matmul(a, b) -> a @ b: the family's numba*.py)
+        if rule.numba_call is not None:   # (np.matmul(a, b) -> a @ b: the family's numba*.py)
             new = rule.numba_call(node)
             if new is not None:
                 return new

@@ -27,7 +27,7 @@ from ..codegen import emit
 from ..errors import TransformError
 from ..frontend.ast_build import name
 from ..frontend.nodes import clone, iter_nodes
-from ..rules.table import lookup
+from ..rules.table import record_of
 from .numba_numpy import namespace as _families  # noqa: F401  (the families' numba*.py fill OpRule.cuda_scalar)
 
 # runtime helpers and what they are on scalars
@@ -47,8 +47,8 @@ class _ScalarLower(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         fn = self.resolve(node)
-        rule = lookup(fn) if fn is not None else None
-        if rule is not None and rule.cuda_math:      # np.sin -> math.sin on a number (OpRule.cuda_math)
+        rule = record_of(fn)
+        if rule.cuda_math:      # np.sin -> math.sin on a number (OpRule.cuda_math)
             return gast.Call(func=gast.Attribute(name("math"), rule.cuda_math, gast.Load()),
                              args=node.args, keywords=[])
         if id(fn) in _SCALAR_IDENTITY:
@@ -62,11 +62,11 @@ class _ScalarLower(gast.NodeTransformer):
             return gast.IfExp(gast.Compare(a, [gast.Gt()], [b]), gast.Constant(1.0, None),
                               gast.IfExp(gast.Compare(clone(a), [gast.Eq()], [clone(b)]),
                                          gast.Constant(0.5, None), gast.Constant(0.0, None)))
-        if rule is not None and rule.cuda_scalar is not None:     # (np.maximum -> max(a, b): the family's numba*.py)
+        if rule.cuda_scalar is not None:     # (np.maximum -> max(a, b): the family's numba*.py)
             return rule.cuda_scalar(node)
-        if rule is not None and rule.operator == "USub":
+        if rule.operator == "USub":
             return gast.UnaryOp(gast.USub(), node.args[0])
-        if rule is not None and rule.operator in ("Add", "Sub", "Mult", "Div", "Pow"):   # (np.add: `a + b`)
+        if rule.operator in ("Add", "Sub", "Mult", "Div", "Pow"):   # (np.add: `a + b`)
             return gast.BinOp(node.args[0], getattr(gast, rule.operator)(), node.args[1])
         if fn in (float, abs, max, min, range, len, int) or getattr(fn, "__module__", None) == "math":
             return node

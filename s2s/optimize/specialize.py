@@ -31,7 +31,7 @@ from ..frontend.ast_build import const
 from ..frontend.nodes import iter_nodes
 from ..ops.elementwise.helpers import nan_max_share, tie_share
 from ..ops.linalg.products_helpers import dot_vjp_any_a, dot_vjp_any_b
-from ..rules.table import lookup, operator_ops
+from ..rules.table import operator_ops, record_of
 
 # Facts: (rank, kind). kind: 'b' bool, 'i' int, 'f' float, 'r' real (int or float), 'c' complex,
 # None unknown. UNKNOWN is the top of the lattice, BOTTOM "no assignment seen yet".
@@ -41,25 +41,22 @@ SHAPE = ("shape", "i")
 _REAL = ("b", "i", "f", "r")
 _ORDER = {"b": 0, "i": 1, "r": 2, "f": 3}
 # the arithmetic operators' ufuncs (OpRule.operator; `@` is not elementwise)
-_BINOPS = {getattr(gast, op): fn for op, fn in operator_ops().items()
-           if issubclass(getattr(gast, op), gast.operator) and op != "MatMult"}
+_BINOPS = {cls: fn for cls, fn in operator_ops(gast.operator).items() if cls is not gast.MatMult}
 
 
 def _product(fn) -> bool:
     """np.matmul, np.dot: products of vectors and matrices (their batching kinds say so)."""
-    rule = lookup(fn)
-    return rule is not None and rule.batch in ("matmul", "dot")
+    return record_of(fn).batch in ("matmul", "dot")
 
 
 def _counts_bools(fn) -> bool:
     """np.sum, np.prod: of booleans, an integer (the other reductions keep the kind)."""
-    return lookup(fn).reduction in ("sum", "prod")
+    return record_of(fn).reduction in ("sum", "prod")
 
 
 def _reduction(fn) -> bool:
     """np.sum, mean, max, min, prod, amax, amin: the reductions with a kernel (OpRule.reduction)."""
-    rule = lookup(fn)
-    return rule is not None and rule.reduction is not None
+    return record_of(fn).reduction is not None
 
 
 def arg_facts(args) -> tuple:
@@ -339,7 +336,7 @@ class _Facts:
             if f == BOTTOM or f[0] in (None, "shape"):
                 # a full reduction of an array of any rank is a number (its kind unknown)
                 return f if f == BOTTOM else (0, None) if f[0] is None else UNKNOWN
-            if lookup(fn).reduction == "mean":
+            if record_of(fn).reduction == "mean":
                 return (0, "f" if f[1] in ("b", "i", "f") else f[1] if f[1] == "r" else None)
             return (0, "i" if f[1] == "b" and _counts_bools(fn) else f[1] if f[1] in _REAL else None)
         if fn is builtins.len and len(args) == 1:
@@ -350,14 +347,13 @@ class _Facts:
             return (0, "i")
         if getattr(fn, "__module__", None) == "math" and callable(fn) and \
                 all(a[0] == 0 and a[1] in _REAL for a in args):
-            rule = lookup(fn)
-            return (0, "i" if rule is not None and rule.returns_int else "f")
+            return (0, "i" if record_of(fn).returns_int else "f")
         return UNKNOWN
 
     def reduction_with_keywords(self, fn, node, args):
         """np.sum(x, axis=k, keepdims=...) with constant keywords: the rank (the kind as without them)."""
         kw = {k.arg: k.value for k in node.keywords}
-        if not _reduction(fn) or lookup(fn).reduction == "mean" or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
+        if not _reduction(fn) or record_of(fn).reduction == "mean" or len(args) != 1 or set(kw) - {"axis", "keepdims"} or \
                 not all(isinstance(v, gast.Constant) for v in kw.values()):
             return UNKNOWN
         f = args[0]

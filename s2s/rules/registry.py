@@ -12,6 +12,8 @@ import sys
 import types
 from typing import Any, Callable
 
+import gast
+
 from .template import Template
 
 
@@ -149,6 +151,16 @@ def lookup(fn: Any) -> OpRule | None:
     return RULES.get(_key(fn))
 
 
+# the record of an op without a rule: every fact at its default (read it, never write it)
+_NO_RULE = OpRule(fn=None, name="")
+
+
+def record_of(fn: Any) -> OpRule:
+    """`fn`'s record, or for anything without a rule one with every field at its default (no
+    batching kind, no view, no Numba rewrite, ...): for passes that read one fact of a call."""
+    return RULES.get(_key(fn), _NO_RULE)
+
+
 def registered_later(fn: Any) -> bool:
     """The op was registered after s2s's own tables loaded (a user's rule, a pmap built at run time)."""
     return _key(fn) in _USER_KEYS
@@ -176,9 +188,11 @@ def declare(*fns: Any, **fields) -> None:
             _ATTRIBUTE_OPS[attribute] = fn
 
 
-def operator_ops() -> dict[str, Any]:
-    """AST operator class name -> the op it means (OpRule.operator): {"Add": np.add, ...}."""
-    return {rule.operator: rule.fn for rule in RULES.values() if rule.operator}
+def operator_ops(kind: type) -> dict[type, Any]:
+    """The AST operator classes of `kind` (gast.operator: `a + b`; gast.unaryop: `-a`) -> the op
+    each means (OpRule.operator): {gast.Add: np.add, ...}."""
+    ops = {getattr(gast, rule.operator): rule.fn for rule in RULES.values() if rule.operator}
+    return {cls: fn for cls, fn in ops.items() if issubclass(cls, kind)}
 
 
 def method_op(method: str) -> Any:

@@ -2,7 +2,7 @@
 
 It also hands lookups down to normalization (frontend/hooks.py), which must not import upward.
 """
-from .registry import OpRule, attribute_op, composite_of, lookup, method_op, operator_ops, register, RULES  # noqa: F401,E501
+from .registry import OpRule, attribute_op, composite_of, lookup, method_op, operator_ops, record_of, register, RULES  # noqa: F401,E501
 # each family's rules.py registers its ops when imported (s2s/ops/<family>/)
 from ..ops.composite import rules as _composite  # noqa: F401
 from ..ops.elementwise import rules as _elementwise  # noqa: F401

@@ -26,17 +26,10 @@ from ..frontend.annotations import BATCHED, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name
 from ..frontend.nodes import clone, iter_nodes, names_in
 from ..rules.batch_rules import batch_kind
-from ..rules.table import lookup
+from ..rules.table import lookup, record_of
 from ..ops.shape import batching as _shape_batching  # noqa: F401  (fills the shape queries' OpRule.batch_rule)
 from .common import BINOP_FN, UNARY_FN, index_expr, rule_call
 
-
-
-def _ragged(fn) -> bool:
-    """The op returns a tuple of arrays of different shapes (OpRule.ragged_tuple: eigenvalues and
-    eigenvectors, Q and R, unequal pieces): a per-op loop would stack them as one array."""
-    rule = lookup(fn) if fn is not None else None
-    return rule is not None and rule.ragged_tuple
 
 
 class NoArrayForm(Exception):
@@ -310,7 +303,9 @@ class OpBatching:
                 raise NoArrayForm("an f-string of values of the batch", s)
             fn_node = value.func
             args = list(value.args)
-            if _ragged(getattr(value, "s2s_fn", None)) and not any(
+            # a tuple of arrays of different shapes (eigh's, qr's, array_split's): a per-op loop would
+            # stack them as one array
+            if record_of(getattr(value, "s2s_fn", None)).ragged_tuple and not any(
                     k.arg == "compute_uv" and isinstance(k.value, gast.Constant) and k.value.value is False
                     for k in value.keywords):
                 raise NoArrayForm(f"`{ast_text(value.func)}` returns a tuple of arrays of different shapes "

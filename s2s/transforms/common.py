@@ -29,10 +29,8 @@ from ..rules.table import lookup, operator_ops
 ZERO, OWNED, SHARED, MAYBE = "zero", "owned", "shared", "maybe"
 
 # Operators as the ufuncs whose rules they share (OpRule.operator): gast.Add -> np.add
-BINOP_FN: dict[type, Any] = {getattr(gast, op): fn for op, fn in operator_ops().items()
-                             if issubclass(getattr(gast, op), gast.operator)}
-UNARY_FN: dict[type, Any] = {getattr(gast, op): fn for op, fn in operator_ops().items()
-                             if issubclass(getattr(gast, op), gast.unaryop)}
+BINOP_FN: dict[type, Any] = operator_ops(gast.operator)
+UNARY_FN: dict[type, Any] = operator_ops(gast.unaryop)
 
 
 def join_states(a: str, b: str) -> str:

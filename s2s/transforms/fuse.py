@@ -49,16 +49,13 @@ from ..analysis.resolve import resolve_call
 from ..frontend.annotations import FUSED, INNER, ROWS_ACCUMULATE, SECTION, setanno
 from ..frontend.ast_build import assign, call_named, const, constant_value, copy_loc, name
 from ..rules.batch_rules import batch_kind
-from ..rules.table import lookup
+from ..rules.table import record_of
 from ..frontend.nodes import clone, iter_nodes
 
 
 def _per_element(fn) -> bool:
     """An elementwise op the fused loop computes one element at a time (OpRule.fusable)."""
-    if batch_kind(fn) != "elementwise":
-        return False
-    rule = lookup(fn)
-    return rule is None or rule.fusable
+    return batch_kind(fn) == "elementwise" and record_of(fn).fusable
 
 
 class _Class:
