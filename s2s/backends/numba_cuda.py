@@ -147,7 +147,7 @@ def build(gen, in_axes: tuple, reduce_sum: bool | None, grad_via_jvp=None) -> em
                         and st.targets[0].id == ret.value.id:
                     call = st.value
                     fn = resolve_call(call, namespace) if isinstance(call, gast.Call) else None
-                    if fn is np.sum and len(call.args) == 1 and not call.keywords:
+                    if record_of(fn).reduction == "sum" and len(call.args) == 1 and not call.keywords:
                         st.value = call.args[0]
                         reduce_sum = True
                     break

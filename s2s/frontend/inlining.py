@@ -7,8 +7,8 @@ op defined by other ops (`composite_of`), the user's Python functions and method
 transformed by s2s (through their generated source; `grad(f)` of pytree arguments through its flat
 wrapper, `inline_tree_transform`) are inlined: the parameters bound to the caller's atoms, the
 callee's locals renamed `<name>_<helper>`, its returned value assigned to `<helper>_out`.
-Functions in `keep_calls` stay calls (the next pass has a rule of its own for them). np.einsum is
-first rewritten to the form its rule reads (frontend/einsum_forms.py); `out=` arguments are refused.
+Functions in `keep_calls` stay calls (the next pass has a rule of its own for them). A call is
+first rewritten to the form its rule reads (OpRule.call_form: np.einsum's); `out=` arguments are refused.
 
 Invariant left for the next pass: every call is `f(atoms)` with `node.s2s_fn` set to the object it
 calls, which has a rule (or is one of `keep_calls`); no call of the user's code remains, and the
@@ -17,7 +17,6 @@ source files read are listed in `deps`; a recursive call raises RecursionNotSupp
 from __future__ import annotations
 
 import builtins
-import copy
 import inspect
 import re
 import sysconfig
@@ -25,15 +24,12 @@ import types
 from typing import Any
 
 import gast
-import numpy as np
 
 from .. import runtime as rt
 from ..errors import NoRuleError, RecursionNotSupportedError, TransformError, UnsupportedSyntaxError
 from .ast_build import assign, assigned_names, const, copy_loc, name, scope_locals
 from .anf import PURE_BUILTINS, STR_METHODS
 from .containers import _literal
-from .einsum_forms import EinsumFormError
-from .einsum_forms import rewrite as einsum_rewrite
 from .fence import fence
 from .functions import PyFunction, is_function_object, parameter_names
 from .hooks import composite_of, lookup, method_op
@@ -112,8 +108,9 @@ class CallInlining:
             tmp = state.namer.temp()
             out.append(assign(tmp, gast.Subscript(base, gast.Slice(None, None, const(-1)), gast.Load()), node))
             return name(tmp)
-        if obj is np.einsum:
-            node = self.einsum_form(node)
+        form = getattr(lookup(obj), "call_form", None)
+        if form is not None:      # (np.einsum: subscripts string first, OpRule.call_form)
+            node = form(node, self)
         for k in node.keywords:
             if k.arg == "out" and not (isinstance(k.value, gast.Constant) and k.value.value is None):
                 # a write into an existing array that the call's value does not show: s2s would
@@ -219,33 +216,12 @@ class CallInlining:
             NoRuleError, f"s2s has no derivative rule for `{what}` ({_describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
 
-    def einsum_form(self, node):
-        """np.einsum as its rule reads it: subscripts string first, at most three operands
-        (frontend/einsum_forms.py); module constants count as the string or sublists they hold."""
-        args = list(node.args)
-        first = self.try_resolve(args[0]) if args and isinstance(args[0], (gast.Name, gast.Attribute)) else None
-        if isinstance(first, str):
-            args[0] = copy_loc(const(first), args[0])
-        if args and not (isinstance(args[0], gast.Constant) and isinstance(args[0].value, str)):
-            # the sublist form: a sublist after each operand, and maybe the output's last
-            for k in [k for k in range(1, len(args), 2)] + ([len(args) - 1] if len(args) % 2 else []):
-                a = args[k]
-                if isinstance(a, gast.Name) and a.id in self.state.frame.locals:
-                    if self.state.frame.rename.get(a.id, a.id) in self.state.aggregates:
-                        raise self.error(UnsupportedSyntaxError, "s2s cannot differentiate np.einsum with a "
-                                         "sublist built in the function", node, "write the sublists inline, "
-                                         "np.einsum(x, (0, 1), y, (1, 2)), or use a string")
-                    continue
-                value = self.try_resolve(a) if isinstance(a, (gast.Name, gast.Attribute)) else None
-                if isinstance(value, (tuple, list)) and all(type(e) is int or e is Ellipsis for e in value):
-                    args[k] = copy_loc(gast.Tuple([const(e) for e in value], gast.Load()), a)
-        node = copy.copy(node)
-        node.args = args
-        try:
-            return einsum_rewrite(node)
-        except EinsumFormError as exc:
-            raise self.error(UnsupportedSyntaxError, f"s2s cannot differentiate this np.einsum: {exc}", node,
-                             "write the subscripts as a string literal: np.einsum('ij,jk->ik', a, b)") from None
+    def local_aggregate(self, node: gast.Name) -> bool | None:
+        """None if `node` names no local of the function; else whether the function built it as a
+        tuple or list (an aggregate).  For OpRule.call_form."""
+        if node.id not in self.state.frame.locals:
+            return None
+        return self.state.frame.rename.get(node.id, node.id) in self.state.aggregates
 
     def call_rule(self, fn, args: list, node, kws: dict | None = None) -> gast.Call:
         rule = lookup(fn)

@@ -389,10 +389,7 @@ class _Rewrite(gast.NodeTransformer):
             if t[0] == 0 and g[0] == 0:
                 return node.args[0]
             if t[0] == 0 and isinstance(g[0], int) and g[0] > 0:
-                new = gast.Call(func=gast.Attribute(gast.Name("np", gast.Load(), None, None), "sum", gast.Load()),
-                                args=[node.args[0]], keywords=[])
-                new.s2s_fn = np.sum
-                return new
+                return _np_call(np.sum, [node.args[0]])
         if fn in (dot_vjp_any_a, dot_vjp_any_b) and len(node.args) == 3 and not node.keywords:
             new = self.dot_cotangent(node, fn is dot_vjp_any_a)
             if new is not None:

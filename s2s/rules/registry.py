@@ -42,6 +42,9 @@ class OpRule:
             keep the call; set by the family's numba*.py (the backend fills it from above).
         batch_rule: call node (first argument batched) -> what vmap computes in its place, for kinds
             whose form differs per op (np.shape's per-example shape); set by the family's batching.py.
+        call_form: (call node, normalizer) -> the call in the one form its rule reads, applied by
+            normalization before the rule (np.einsum: sublists and 4+ operands become a subscripts
+            string and at most three operands; s2s/ops/linalg/einsum_forms.py).
         cuda_scalar: call node -> the expression CUDA device code computes on numbers
             (np.maximum -> `max(a, b)`); set by the family's numba_cuda.py.
         view: its result may be a view of its first argument (np.reshape): writes into one can
@@ -85,6 +88,7 @@ class OpRule:
     numba_call: Callable | None = None
     batch_rule: Callable | None = None
     cuda_scalar: Callable | None = None
+    call_form: Callable | None = None
     ragged_tuple: bool = False
     operator: str | None = None
     attributes: tuple[str, ...] = ()

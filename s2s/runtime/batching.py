@@ -198,8 +198,9 @@ def bdot(a, b, ab, bb):
         return a2 * b2
     if np.ndim(b) - bb >= 3:      # np.dot of a stack of matrices is not matmul: one example at a time
         size = np.shape(a)[0] if ab else np.shape(b)[0]
-        if size == 0:
-            return _no_examples(np.dot, (a, b), (0 if ab else None, 0 if bb else None), 0)
+        if size == 0:       # a stack of no per-example products, shaped as np.dot's would be
+            ea, eb = (np.shape(a)[1:] if ab else np.shape(a)), (np.shape(b)[1:] if bb else np.shape(b))
+            return np.zeros((0,) + ea[:-1] + eb[:-2] + eb[-1:], np.result_type(a, b))
         return np.stack([np.dot(a[i] if ab else a, b[i] if bb else b) for i in range(size)])
     return bmatmul(a, b, ab, bb)
 

@@ -3,7 +3,7 @@
 Tapes (stack, push, pop, restore), argument checks, seeds and zeros, unbroadcast / broadcast_like /
 expand_reduced / reduced_size, tie and extremum weights, add_at (and add_at_value, rt.add_at as a
 value), setitem_cotangent, the matmul / dot cotangents, float_dtype_flag, choose, pick_cotangent,
-np.ndim, fft_axes and inverse_axes.
+fft_axes and inverse_axes.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import List
 
 from .. import runtime as rt
-from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none, _overload,
+from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none,
                                            blas_operand, overload)
 from ..ops.linalg.numba_products import expand_last, expand_second_last, matmul
 from ..ops.reductions.numba_kernels import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
@@ -568,12 +568,6 @@ def _pick_cotangent(g, index, k, like):
             return g
         return g * 0.0
     return impl
-
-
-@_overload(np.ndim)
-def _np_ndim(a):
-    n = a.ndim if _is_array(a) else 0
-    return lambda a: n
 
 
 # ----- fft axes ---------------------------------------------------------------------------

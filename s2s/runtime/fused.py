@@ -31,7 +31,7 @@ def fused_size(arrays, summed=()):
 
 
 def _highest_rank_shape(arrays):
-    return max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=np.ndim).shape
+    return max((a for a in arrays if isinstance(a, np.ndarray) and a.ndim > 0), key=lambda a: a.ndim).shape
 
 
 def fused_empty(arrays):

@@ -37,7 +37,7 @@ def _fused_size(arrays, summed=()):
     return _impl_from_source(src)
 
 
-def _fused_alloc(make):
+def _fused_alloc(zeroed: bool):
     """fused_empty / fused_zeros: an array shaped like the highest-rank input (the rank of the
     broadcast result, the unfused branch's type), whichever input comes first; a number when
     no input is an array (the unfused branch's type then; fused_size is -1, the loop never runs)."""
@@ -53,12 +53,14 @@ def _fused_alloc(make):
                 return lambda arrays: 0.0
             return None
         first = max(pos, key=lambda k: arrays.types[k].ndim)
-        return lambda arrays: make(arrays[first].shape)
+        if zeroed:
+            return lambda arrays: np.zeros(arrays[first].shape)
+        return lambda arrays: np.empty(arrays[first].shape)
     return typer
 
 
-overload(rtf.fused_empty)(_fused_alloc(np.empty))
-overload(rtf.fused_zeros)(_fused_alloc(np.zeros))
+overload(rtf.fused_empty)(_fused_alloc(zeroed=False))
+overload(rtf.fused_zeros)(_fused_alloc(zeroed=True))
 
 
 @overload(rtf.fused_grid)

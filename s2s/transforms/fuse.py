@@ -211,7 +211,9 @@ class Fuser:
         return None
 
     def is_full_sum(self, node) -> bool:
-        return isinstance(node, gast.Call) and self.resolve(node) is np.sum and len(node.args) == 1 \
+        # (np.sum of one argument: the op whose reduction kernel is "sum", called without axis)
+        return isinstance(node, gast.Call) and record_of(self.resolve(node)).reduction == "sum" \
+            and len(node.args) == 1 \
             and not node.keywords and isinstance(node.args[0], gast.Name)
 
     # ----- the pass --------------------------------------------------------------------

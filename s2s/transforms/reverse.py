@@ -280,7 +280,7 @@ class ReverseBuilder(DerivativeBuilder):
                 if arr not in self.fresh_arrays:
                     raise self.write_into_alias_error(arr, s)
                 slot = gast.Subscript(name(arr), clone(tgt.slice), gast.Load())
-                old = rule_call(rt.copy_value if self.typed else np.copy, [slot])
+                old = rule_call(rt.copy_value, [slot]) if self.typed else rule_call(np.copy, [slot])
                 key = f"{arr}_slot{len(self.tapes)}"
                 setanno(s, TAPE_KEY, key)
                 out.append(self._mark(copy_loc(self.push(old, key), s), arr))

@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("op helpers", ["s2s.ops.*.helpers", "s2s.ops.*.*_helpers"]),
     ("frontend", ["s2s.frontend.*"]),
     ("codegen", ["s2s.codegen.*"]),
-    ("rules", ["s2s.rules.*", "s2s.custom", "s2s.ops.*.rules"]),
+    ("rules", ["s2s.rules.*", "s2s.custom", "s2s.ops.*.rules", "s2s.ops.*.*_forms"]),
     ("analysis", ["s2s.analysis.*"]),
     ("optimize", ["s2s.optimize.*"]),
     ("transforms", ["s2s.transforms.*", "s2s.ops.*.batching"]),

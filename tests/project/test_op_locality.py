@@ -6,12 +6,9 @@ own vocabulary and left out), the modules under s2s/ that *name* it in code - th
 (`"np.cumsum"`), not calls of it (`np.cumsum(x)` is a use, as in any helper, and so is a pass's
 `rule_call(np.cumsum, args)`, which writes a call into generated code) and not comments -
 must sit in its family's folder, s2s/ops/<family>/ (the module that registered its rule,
-`OpRule.defined_in`, says which), at most 4 of them.  The places that still name particular ops
-elsewhere (vmap's shape queries, the runtime's own uses of np.ndim or np.empty as values) are
-listed in KNOWN_ELSEWHERE: a new one fails here (give the op's record the fact instead, with
-`declare`, as its batching kind, axis parameters, methods, operator, kernels, view, CUDA form and
-Numba rewrite are given), and one that goes away must leave the list too, so the list only
-shrinks.
+`OpRule.defined_in`, says which), at most 4 of them.  A pass that needs to know something of
+particular ops asks their records instead (given with `declare`: batching kind and rule, axis
+parameters, methods, operator, reduction kernel, call form, view, CUDA form, Numba rewrite).
 """
 from __future__ import annotations
 
@@ -29,19 +26,6 @@ MAX_MODULES = 4
 # the functions passes write a call of an op with, f(op, args) -> `op(args)` (transforms/common.py,
 # frontend/inlining.py, optimize/specialize.py, optimize/array_tapes.py)
 CALL_BUILDERS = ("rule_call", "call_rule", "_np_call", "_call")
-
-KNOWN_ELSEWHERE = {
-    "s2s.backends.numba_cuda": {"np.sum"},
-    "s2s.frontend.inlining": {"np.einsum"},
-    "s2s.ops.stats.rules": {"betainc"},
-    "s2s.optimize.specialize": {"np.sum"},
-    "s2s.runtime.batching": {"np.dot"},
-    "s2s.runtime.core_numba": {"np.ndim"},
-    "s2s.runtime.fused": {"np.ndim"},
-    "s2s.runtime.fused_numba": {"np.empty", "np.zeros"},
-    "s2s.transforms.fuse": {"np.sum"},
-    "s2s.transforms.reverse": {"np.copy"},
-}
 
 
 
@@ -114,19 +98,15 @@ def naming_modules() -> dict[int, set[str]]:
 NAMING = naming_modules()
 
 
-def test_ops_are_named_only_in_their_family_folder_or_the_known_places():
+def test_ops_are_named_only_in_their_family_folder():
     ops = _ops()
     elsewhere = collections.defaultdict(set)
     for oid, modules in NAMING.items():
         for m in modules:
             if not m.startswith(family(ops[oid])):
                 elsewhere[m].add(ops[oid].name)
-    new = {m: sorted(names - KNOWN_ELSEWHERE.get(m, set())) for m, names in elsewhere.items()}
-    new = {m: v for m, v in new.items() if v}
-    gone = {m: sorted(names - elsewhere.get(m, set())) for m, names in KNOWN_ELSEWHERE.items()}
-    gone = {m: v for m, v in gone.items() if v}
-    assert not new, f"ops named outside their family's folder (put the fact in the op's record, `declare`): {new}"
-    assert not gone, f"no longer named there: take them out of KNOWN_ELSEWHERE: {gone}"
+    assert not elsewhere, ("ops named outside their family's folder (put the fact in the op's record, "
+                           f"`declare`): { {m: sorted(v) for m, v in elsewhere.items()} }")
 
 
 def test_at_most_four_modules_of_a_family_name_an_op():

@@ -15,6 +15,7 @@ import numpy as np
 from . import helpers as lh
 from . import products_helpers as ph
 from . import sparse_helpers as sph
+from .einsum_forms import call_form as einsum_call_form
 from ...rules.registry import adjoint, declare, nondiff, register, tangent
 
 
@@ -488,6 +489,7 @@ register(lh.eig_vectors_tangent, "eig_vectors_tangent")
 # vmap: per-example matrix products; the plans read shapes and constant arguments only
 declare(np.matmul, batch="matmul")
 declare(np.dot, batch="dot")         # (np.dot of stacks is not matmul's product)
+declare(np.einsum, call_form=einsum_call_form)    # (sublists, 4+ operands: the rule's one form)
 declare(np.matmul, operator="MatMult")      # (`a @ b`)
 declare(np.diagonal, view=True)      # (a view of its argument: analysis/aliasing.py)
 declare(np.linalg.eigh, np.linalg.qr, np.linalg.svd, ragged_tuple=True)   # (vmap: per example)

@@ -1,6 +1,6 @@
 """Stand-ins for Numba: shape (see s2s/backends/numba_numpy/__init__.py).
 
-np.reshape (order C/F/A), squeeze / expand_dims with literal axes, ravel, atleast_1d/2d/3d, tile,
+np.ndim, np.reshape (order C/F/A), squeeze / expand_dims with literal axes, ravel, atleast_1d/2d/3d, tile,
 repeat (axis); the Numba versions of the adjoint helpers shape/helpers.tile_vjp and repeat_vjp,
 and of s2s.runtime.astype.
 """
@@ -22,6 +22,13 @@ from ...backends.numba_lower.common import overload as helper_overload
 from ...backends.numba_numpy.common import standin
 from .numba_source import (axes_value, axis_value, const_value, int_parts, is_int, is_number, make_impl, ndim,
                            NOT_CONSTANT, perm_first, refuse, tuple_text)
+
+
+# ===== np.ndim (of an array or a number: the rank is part of the type) =========================
+@numba.extending.overload(np.ndim)
+def _np_ndim(a):
+    n = a.ndim if _is_array(a) else 0
+    return lambda a: n
 
 
 # ===== reshape, squeeze, expand_dims, atleast_nd =============================================

@@ -33,8 +33,9 @@ from ...rules.registry import defer_composites, register_composite
 
 try:
     from scipy.special import betainc, betaln, erfc, gammainc, gammaln, xlogy
+    HAVE_SCIPY = True
 except ImportError:  # pragma: no cover
-    betainc = None
+    HAVE_SCIPY = False
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 _HALF_LOG_2PI = 0.5 * _LOG_2PI
@@ -288,5 +289,5 @@ def _install() -> None:
         register_composite(getattr(getattr(st, dist), method), definition)
 
 
-if betainc is not None:
+if HAVE_SCIPY:
     defer_composites("scipy.stats", _install)

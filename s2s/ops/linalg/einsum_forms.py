@@ -11,8 +11,10 @@ most three operands, or was refused.  Two forms are rewritten:
   np.einsum itself contracts left to right unless asked to optimize).
 
 A first argument that is not a string constant followed by one that is not a literal sublist is
-subscripts in a variable (a string at run time) and stays; normalization refuses sublists it
-cannot read (built in the function), since the rule could not tell operands from subscripts.
+subscripts in a variable (a string at run time) and stays; sublists it cannot read (built in the
+function) are refused, since the rule could not tell operands from subscripts.
+
+`call_form` is np.einsum's OpRule.call_form: normalization applies it to each call before the rule.
 """
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ import copy
 import string
 
 import gast
-from .nodes import clone
+
+from ...errors import UnsupportedSyntaxError
+from ...frontend.ast_build import const, copy_loc
+from ...frontend.nodes import clone
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase   # np.einsum's sublist numbering
 
@@ -124,3 +129,35 @@ def rewrite(call: gast.Call) -> gast.Call:
     new.args = [gast.Constant(steps[-1], None), acc, operands[-2], operands[-1]]
     new.keywords = [k for k in call.keywords if k.arg != "optimize"]
     return new
+
+
+def call_form(node, reader):
+    """np.einsum as its rule reads it: subscripts string first, at most three operands.  Module
+    constants count as the string or sublists they hold.  `reader` is the normalizer: its
+    `try_resolve(expr)` (a module-level value, or None), `local_aggregate(name)` (None for a name
+    that is not a local, else whether the function built it as a tuple/list) and `error(...)`."""
+    args = list(node.args)
+    first = reader.try_resolve(args[0]) if args and isinstance(args[0], (gast.Name, gast.Attribute)) else None
+    if isinstance(first, str):
+        args[0] = copy_loc(const(first), args[0])
+    if args and not (isinstance(args[0], gast.Constant) and isinstance(args[0].value, str)):
+        # the sublist form: a sublist after each operand, and maybe the output's last
+        for k in [k for k in range(1, len(args), 2)] + ([len(args) - 1] if len(args) % 2 else []):
+            a = args[k]
+            built = reader.local_aggregate(a) if isinstance(a, gast.Name) else None
+            if built is not None:
+                if built:
+                    raise reader.error(UnsupportedSyntaxError, "s2s cannot differentiate np.einsum with a "
+                                       "sublist built in the function", node, "write the sublists inline, "
+                                       "np.einsum(x, (0, 1), y, (1, 2)), or use a string")
+                continue
+            value = reader.try_resolve(a) if isinstance(a, (gast.Name, gast.Attribute)) else None
+            if isinstance(value, (tuple, list)) and all(type(e) is int or e is Ellipsis for e in value):
+                args[k] = copy_loc(gast.Tuple([const(e) for e in value], gast.Load()), a)
+    node = copy.copy(node)
+    node.args = args
+    try:
+        return rewrite(node)
+    except EinsumFormError as exc:
+        raise reader.error(UnsupportedSyntaxError, f"s2s cannot differentiate this np.einsum: {exc}", node,
+                           "write the subscripts as a string literal: np.einsum('ij,jk->ik', a, b)") from None
