@@ -137,7 +137,7 @@ def _compile_reason(exc) -> str:
 # were generated from (a user file, or for vmap(grad(f)) and hessian(f) another generated file).
 _BACKEND_HELPER_MODULES = ("s2s.backends.numba_lower.common", "s2s.backends.numba_lower.loops",
                            "s2s.backends.numba_lower.op_helpers", "s2s.ops.reductions.numba_kernels",
-                           "s2s.backends.numba_lower.runtime",     # (runtime/core_numba.py's name: see runtime/)
+                           "s2s.runtime.core_numba",
                            "s2s.runtime.batching_numba", "s2s.runtime.fused_numba", "s2s.ops.elementwise.numba_vecmath")
 
 

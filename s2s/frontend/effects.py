@@ -3,7 +3,7 @@
 Statements the derivative does not depend on are kept, not differentiated: their source is
 compiled into a *block*, a small Python function of the locals it reads (frontend/effect_blocks.py;
 in the user's file and lines, so a traceback shows the user's code), which generated code calls
-where the statement was (runtime_effects.py). Under `jit` a block runs inside `numba.objmode()`
+where the statement was (runtime/effects.py). Under `jit` a block runs inside `numba.objmode()`
 (backends/numba_cpu.py): the exception a `raise` makes is the user's, its message included.
 
 - `raise ...` (any form) becomes `raise_block(block, where, values...)`: the user's exception,
@@ -26,7 +26,7 @@ where the statement was (runtime_effects.py). Under `jit` a block runs inside `n
   object whose method it calls; not inside an f-string, whose value is a new string) an array the
   function may read again: a local read after the statement (or anywhere in a loop around it), a
   parameter, a local that may be a view of another array, or any value of an inlined helper (its
-  arrays may be the caller's) -- refused when the code runs (runtime_effects.effect), at the
+  arrays may be the caller's) -- refused when the code runs (runtime/effects.py, effect), at the
   user's line; a global array read by an unsafe block is refused now.
 - A `with` or `try` statement made only of such statements (no value it binds read afterwards,
   no `return`/`break`/`continue` leaving it) runs as one block.

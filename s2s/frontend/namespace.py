@@ -16,8 +16,8 @@ import numpy as np
 OP_HELPER_MODULES = ["s2s.ops.elementwise.helpers", "s2s.ops.reductions.helpers", "s2s.ops.shape.helpers",
                      "s2s.ops.linalg.helpers", "s2s.ops.linalg.products_helpers", "s2s.ops.fft.helpers",
                      "s2s.ops.special.helpers", "s2s.ops.linalg.sparse_helpers"]
-HELPER_MODULES = ["s2s.runtime", "s2s.runtime_batching", "s2s.runtime_fused", "s2s.runtime_effects",
-                  "s2s.runtime_collectives", *OP_HELPER_MODULES]
+HELPER_MODULES = ["s2s.runtime", "s2s.runtime.batching", "s2s.runtime.fused", "s2s.runtime.effects",
+                  "s2s.runtime.collectives", *OP_HELPER_MODULES]
 
 
 def base_namespace() -> dict[str, Any]:

@@ -17,12 +17,8 @@ The package holds what generated code calls, each helper module with its Numba v
 - collectives.py: psum & co. under pmap, exchanging through the device groups of devices.py;
   collectives_numba.py.
 
-Generated code names a helper's module (`from s2s.runtime_batching import bmatmul`, `# from
-s2s.backends.numba_lower.runtime (bound at load time): add_at_value`), by the names these modules
-had before they were one package: batching, fused, effects, collectives and core_numba keep that
-name (their `__name__`, hence their functions' `__module__`, and an entry in sys.modules), so
-generated files, and the caches keyed by their text, stay as they were.  This file imports none of
-them: each imports this one.
+Generated code imports each helper from its module (`from s2s.runtime.batching import bmatmul`).
+This file imports none of them: each imports this one.
 """
 from __future__ import annotations
 

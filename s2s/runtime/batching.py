@@ -10,16 +10,12 @@ array form. Like s2s.runtime's, they appear by name in `s2s show` output.
 from __future__ import annotations
 
 import numbers
-import sys
 
 import numpy as np
 
 from ..errors import ArgumentError, NonDifferentiableError
 from . import _is_basic_index, _is_complex, _norm_axis, broadcast_like, reduced_size, unbroadcast
 
-# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
-__name__ = "s2s.runtime_batching"
-sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 # ----- batching (vmap) ----------------------------------------------------------

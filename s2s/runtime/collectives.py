@@ -9,7 +9,6 @@ the rules (s2s/ops/collectives/rules.py) give their adjoints, tangents and batch
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
@@ -17,9 +16,6 @@ from .. import pytree
 from ..errors import CollectiveError
 from .devices import Binding, bound
 
-# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
-__name__ = "s2s.runtime_collectives"
-sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 def _mpi_agreed(x, axis_name, op: str) -> int:

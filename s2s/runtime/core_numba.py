@@ -7,7 +7,6 @@ fft_axes and inverse_axes.
 """
 from __future__ import annotations
 
-import sys
 
 import numba
 import numpy as np
@@ -23,9 +22,6 @@ from ..ops.linalg.numba_products import expand_last, expand_second_last, matmul
 from ..ops.reductions.numba_kernels import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
                                             reduce_sum, stack_sequence)
 
-# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
-__name__ = "s2s.backends.numba_lower.runtime"
-sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 # ----- tapes -----------------------------------------------------------------------

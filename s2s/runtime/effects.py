@@ -24,15 +24,11 @@ here, at the user's line, before the block runs.
 from __future__ import annotations
 
 import linecache
-import sys
 
 import numpy as np
 
 from ..errors import TransformError
 
-# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
-__name__ = "s2s.runtime_effects"
-sys.modules[__name__] = sys.modules[__spec__.name]
 
 # Modules whose functions and objects' methods run as written without changing arrays they are given.
 SAFE_MODULES = frozenset({"logging", "warnings", "_warnings", "matplotlib", "mpl_toolkits", "time", "sys",

@@ -8,13 +8,9 @@ generated code then runs the unfused statements; fused_numba.py gives each its N
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
-# generated code names this module by its name from before s2s/runtime/ was a package (see __init__)
-__name__ = "s2s.runtime_fused"
-sys.modules[__name__] = sys.modules[__spec__.name]
 
 
 # ----- fused loops (compiled backends) -------------------------------------------------

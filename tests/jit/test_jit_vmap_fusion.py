@@ -124,7 +124,7 @@ def column_energy(x, w):          # per-example column x (batched along axis 1),
 
 
 def test_jit_vmap_over_axis_1_moves_the_batch_axis_in_compiled_code():
-    # in_axes=1 calls the bmove helper (runtime_batching): its compiled version must be found when
+    # in_axes=1 calls the bmove helper (s2s.runtime.batching): its compiled version must be found when
     # the helpers live outside s2s.runtime (a regression of the module split: "no compiled version
     # of its helper `bmove`")
     rng = np.random.default_rng(3)
