@@ -9,6 +9,9 @@ same work in NumPy on the host, then exits non-zero if any result disagrees.
 from __future__ import annotations
 
 import os
+os.environ.setdefault("S2S_JIT_WAIT", "1")   # (timings of machine code: jit compiles before it answers)
+
+import os
 import sys
 import time
 

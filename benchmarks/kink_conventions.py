@@ -17,6 +17,9 @@ jacfwd's nan beside an infinite slope (0 * inf, as in JAX: docs/conventions.md, 
 """
 from __future__ import annotations
 
+import os
+os.environ.setdefault("S2S_JIT_WAIT", "1")   # (timings of machine code: jit compiles before it answers)
+
 import argparse
 import sys
 import types

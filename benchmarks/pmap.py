@@ -11,6 +11,9 @@ work): the speed-up measured is the devices', not BLAS's own threads.
 from __future__ import annotations
 
 import os
+os.environ.setdefault("S2S_JIT_WAIT", "1")   # (timings of machine code: jit compiles before it answers)
+
+import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -14,6 +14,9 @@ checks for correctness.
 """
 from __future__ import annotations
 
+import os
+os.environ.setdefault("S2S_JIT_WAIT", "1")   # (timings of machine code: jit compiles before it answers)
+
 import argparse
 import json
 import math

@@ -8,6 +8,9 @@ expression and JAX's `jit(vmap(grad))` on CPU, same inputs, one run.
 from __future__ import annotations
 
 import os
+os.environ.setdefault("S2S_JIT_WAIT", "1")   # (timings of machine code: jit compiles before it answers)
+
+import os
 import platform
 import sys
 import timeit

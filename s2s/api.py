@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable, Sequence
 
+from . import log
 from .errors import ArgumentError
 from .frontend.hooks import register_transform_factories
 from .transformations.grad import Transformed, jvp_pair, vjp_pair
@@ -18,6 +19,8 @@ from .transformations.sources import source_function
 from .transformations.pmap import Pmapped, pmap  # noqa: F401  (re-exported)
 from .transformations.vmap import Batched
 from .backends import devices as _devices
+
+log.configure_from_env()     # S2S_LOG=1: each stage's time on stderr
 
 _TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "vmap", "jit", "pmap")
 
@@ -146,18 +149,24 @@ def vmap(fun: Callable | None = None, in_axes=0, out_axes=0, axis_size: int | No
     return Batched(fun, in_axes, out_axes, axis_size)
 
 
-def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fallback: bool = False):
+def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fallback: bool = False,
+        wait: bool | None = None):
     """Compile `fun`'s generated source with Numba (nopython mode).
 
     Works on plain functions and on every transform: `jit(grad(f))`, `jit(vmap(grad(f)))`, ...
+    The first calls with new argument types answer at once with the generated Python (the code
+    the unjitted transform runs: the same answers) while Numba compiles on a background thread;
+    later calls run the machine code once it is ready (`.ready`, `.wait()`; `.compile(*args)`
+    compiles ahead of a run).
     Args:
         target: "cpu" (numba.njit), "parallel" (njit(parallel=True)) or "cuda" (numba.cuda kernels).
         cache: keep compiled machine code on disk next to the generated file.
         fallback: if Numba cannot compile, warn once and run the generated Python instead.
+        wait: compile before answering (default: the environment variable S2S_JIT_WAIT=1, else no).
     """
     if fun is None:
-        return lambda f: Jitted(f, target, cache, fallback)
-    return Jitted(fun, target, cache, fallback)
+        return lambda f: Jitted(f, target, cache, fallback, wait)
+    return Jitted(fun, target, cache, fallback, wait)
 
 
 def device_count(backend: str | None = None) -> int:

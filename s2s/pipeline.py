@@ -17,14 +17,17 @@ import dataclasses
 import functools
 import gc
 import linecache
+import logging
 import os
 import re
 import threading
+import time
 import weakref
 from typing import Any, Callable
 
 import gast
 
+from . import log
 from .analysis.aliasing import with_view_guards
 from .codegen import emit
 from .codegen.emit import Generated
@@ -78,6 +81,7 @@ _CACHE = _PerFunctionCache()
 
 
 _LOCK = threading.Lock()
+_GENERATING = threading.RLock()
 
 
 STATS = {"generated": 0, "loaded": 0}   # how often build generated source vs reloaded it from disk
@@ -92,10 +96,15 @@ def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out:
         return hit
     _refuse_replaced_library(src_fn)
     # (a name it read was rebound since: generate again, from the source, not the disk cache)
-    gen = _load_from_disk(src_fn, key, options) if hit is None else None
-    if gen is None:
-        with _collector_paused():
-            gen = generate(src_fn, transform, argnums, tuple_out, has_aux, options)
+    with _GENERATING:     # (jit's background compiles generate on their own thread: one at a time)
+        start = time.perf_counter()
+        gen = _load_from_disk(src_fn, key, options) if hit is None else None
+        if gen is not None:
+            log.logger.info("%s of %s (%s): source loaded from the disk cache in %.3f s", transform,
+                            getattr(src_fn, "__qualname__", "?"), options.backend, time.perf_counter() - start)
+        if gen is None:
+            with _collector_paused():
+                gen = generate(src_fn, transform, argnums, tuple_out, has_aux, options)
     gen = dataclasses.replace(gen, reads=reads_of(src_fn))
     with _LOCK:
         _CACHE[key] = gen
@@ -556,7 +565,15 @@ def generate(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_o
     """The generated function, made by running the backend's stages in order."""
     g = Generation(src_fn, transform, argnums, tuple_out, has_aux, options,
                    _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options))
+    timing = log.logger.isEnabledFor(logging.INFO)
+    times = []
     for stage in STAGES[options.backend]:
+        start = time.perf_counter() if timing else 0.0
         stage.run(g)
+        if timing:
+            times.append((stage.name, time.perf_counter() - start))
+    if timing:
+        log.logger.info("generated %s of %s (%s): %.3f s: %s", transform, getattr(src_fn, "__qualname__", "?"),
+                        options.backend, sum(t for _, t in times), ", ".join(f"{n} {t:.3f}" for n, t in times))
     STATS["generated"] += 1
     return Generated(g.fn, g.text, g.path, g.origin)

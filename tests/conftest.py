@@ -17,9 +17,14 @@ def pytest_addoption(parser):
         help="rewrite tests/golden/*.py.txt from the current generated source instead of comparing")
 
 
+# jit's first calls would otherwise answer with the generated Python while Numba compiles in the
+# background (s2s/transformations/tiers.py): the suite tests the machine code, so jit waits for
+# it; tests/jit/test_tiers.py turns the tiers on where it tests them.
+import os as _os
+_os.environ.setdefault("S2S_JIT_WAIT", "1")
+
 # The CUDA tests need NUMBA_ENABLE_CUDASIM=1 before numba.cuda is imported: they run in
 # their own pytest process (see .ci/run); a plain `pytest` leaves them out.
-import os as _os
 collect_ignore = [] if _os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cudasim"]
 
 

@@ -23,7 +23,9 @@ NumPy's inf/nan, as the generated Python does, not ZeroDivisionError).
 from __future__ import annotations
 
 import builtins
+import logging
 import os
+import time
 import types as pytypes
 import warnings
 from typing import Any, Callable
@@ -31,6 +33,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
+from .. import log
 from .. import runtime as rt
 from ..runtime import batching as rtb
 from ..runtime import effects as rte
@@ -564,26 +567,53 @@ def optimization_level() -> int | None:
 
 def _at_opt_level(dispatcher):
     """`dispatcher`, compiling each new signature (and every function compiled inside that
-    compilation: helpers, overloads) at optimization_level().  Numba reads `config.OPT` when it
+    compilation: helpers, overloads) at optimization_level(), and logging its time (`s2s` logger:
+    typing and LLVM, or the load from Numba's disk cache).  Numba reads `config.OPT` when it
     builds each pass pipeline, under its compiler lock, which the switch holds; a call that does
     not compile takes neither."""
     level = optimization_level()
-    if level is None:
-        return dispatcher
     from numba.core import config
     from numba.core.compiler_lock import global_compiler_lock
     compile_now = dispatcher.compile
 
     def compile_at_level(sig):
         with global_compiler_lock:
+            start = time.perf_counter()
             saved = config.OPT
-            config.OPT = config._OptLevel(level)
+            if level is not None:
+                config.OPT = config._OptLevel(level)
             try:
                 return compile_now(sig)
             finally:
                 config.OPT = saved
+                if log.logger.isEnabledFor(logging.INFO):
+                    _log_compile(dispatcher, sig, time.perf_counter() - start)
     dispatcher.compile = compile_at_level
     return dispatcher
+
+
+def _log_compile(dispatcher, sig, seconds: float) -> None:
+    name = getattr(dispatcher.py_func, "__name__", "?")
+    if dispatcher._cache_hits.get(sig):
+        log.logger.info("numba %s: loaded from the disk cache in %.3f s", name, seconds)
+        return
+    cres = dispatcher.overloads.get(tuple(sig)) if isinstance(sig, tuple) else None
+    timers = (getattr(cres, "metadata", None) or {}).get("timers", {})
+    llvm = timers.get("llvm_lock", 0.0)
+    log.logger.info("numba %s: compiled in %.3f s (typing and lowering %.3f s, LLVM %.3f s)", name, seconds,
+                    max(seconds - llvm, 0.0), llvm)
+
+
+def compile_for_args(dispatcher, args) -> None:
+    """Compile `dispatcher` for these arguments' types without running it (or load the machine
+    code from Numba's disk cache): the types a call with them would dispatch on."""
+    dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+
+
+def describe_types(args) -> str:
+    """The arguments' Numba types, as a compile notice names them: `(array(float64, 2d, C), float64)`."""
+    import numba
+    return "(" + ", ".join(str(numba.typeof(a)) for a in args) + ")"
 
 
 def _quiet_object_mode_notes() -> None:

@@ -24,6 +24,7 @@ from ..pipeline_options import GenerateOptions
 from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, unit_basis
 from .grad import Transformed
 from .jacobians import Hessian, Jacobian
+from . import tiers
 from .sources import TransformObject, source_function
 from .vmap import Batched
 
@@ -33,7 +34,8 @@ class Jitted(TransformObject):
 
     wrapper_kind = "jit"
 
-    def __init__(self, fun: Callable, target: str = "cpu", cache: bool = True, fallback: bool = False):
+    def __init__(self, fun: Callable, target: str = "cpu", cache: bool = True, fallback: bool = False,
+                 wait: bool | None = None):
         if target not in ("cpu", "parallel", "cuda"):
             raise ArgumentError(f"jit: unknown target {target!r}; choose 'cpu', 'parallel' or 'cuda'")
         self.fun = fun
@@ -49,6 +51,12 @@ class Jitted(TransformObject):
         self._fast: dict = {}         # argument types -> the compiled code a call with them ran
         self._as_scalars: set = set()  # signatures whose 0-d array arguments run as numbers
         self.locate_errors = True      # re-run the generated Python to say where compiled code raised
+        # tiers (tiers.py): unless told to wait, a new signature's first calls run the generated
+        # Python while a NativeJob compiles
+        self.waits = tiers.wait_by_default() if wait is None else bool(wait)
+        self._jobs: dict = {}          # argument types -> the NativeJob compiling for them
+        self._failed: dict = {}        # argument types -> (generated function, the exception its job ended with)
+        self._jobs_failed: set = set()
 
     def _forget(self) -> None:
         self._gens.clear()
@@ -56,6 +64,9 @@ class Jitted(TransformObject):
         self._inner_jits.clear()
         self._fast.clear()
         self._as_scalars.clear()
+        self._jobs.clear()
+        self._failed.clear()
+        self._jobs_failed.clear()
 
     def _options(self, fuse: bool = True, **more) -> GenerateOptions:
         from ..backends.numba_lower.common import ERROR_MODEL     # (keys the caches: code compiled with
@@ -179,7 +190,7 @@ class Jitted(TransformObject):
             inner, args = keyword_form(args, kwargs)
             jitted = self._inner_jits.get(("keywords", inner))
             if jitted is None:
-                jitted = self._inner_jits[("keywords", inner)] = Jitted(inner, self.target, self.cache, self.fallback)
+                jitted = self._inner_jits[("keywords", inner)] = self._like_me(inner)
             return jitted(*args)
         if kwargs:
             args = bind_keywords(self, args, kwargs)
@@ -211,7 +222,7 @@ class Jitted(TransformObject):
         return None
 
     def _call(self, args):
-        for g in self._gens.values():
+        for g in list(self._gens.values()):      # (a NativeJob's thread may add one meanwhile)
             if g.reads and changed(g.reads):
                 self._forget()      # a global, closure value or helper it was compiled from was rebound
                 break
@@ -249,9 +260,22 @@ class Jitted(TransformObject):
         sig = _signature_key(args)
         fuse = sig not in self._unfused
         facts = arg_facts(args)
+        if key is not None and self.target != "cuda":
+            job = self._jobs.get(key)
+            if job is None and key not in self._jobs_failed:
+                # (a call that waits runs the same job, on this thread)
+                job = self._start_job(args, key, sig, fuse, facts, background=not self.waits)
+            if job is not None:
+                if not job.done():
+                    return self.python_version(len(args))(*args)      # the Python tier, meanwhile
+                self._finish_job(job, args, key, sig)
+                fuse = sig not in self._unfused
+        failed = self._failed.pop(key, None)
         fused_path = unfused_path = None
         try:
             gen = self.generated_for(len(args), fuse, facts)
+            if failed is not None and failed[0] is gen:
+                raise failed[1]       # (its background compile failed: reported as a waiting call would)
             if fuse and self.target != "cuda":
                 fused_path = gen.path
                 if numba_cache().known_to_fail(gen.path, args):   # an earlier process tried it
@@ -319,11 +343,82 @@ class Jitted(TransformObject):
             return None
         return None
 
+    # ----- tiers (tiers.py) ----------------------------------------------------------------------
+    def _start_job(self, args, key, sig, fuse: bool, facts, background: bool) -> tiers.NativeJob:
+        nargs = len(args)
+        paths: dict = {}
+
+        def compile_for(fuse_now: bool) -> Generated:
+            from ..backends import numba_cpu
+            gen = self.generated_for(nargs, fuse_now, facts)
+            paths[fuse_now] = gen
+            if numba_cache().known_to_fail(gen.path, args):   # an earlier process tried it
+                raise TransformError("this version did not compile for these argument types")
+            numba_cpu.compile_for_args(gen.fn, args)
+            return gen
+
+        from ..backends.numba_cpu import describe_types
+        job = tiers.NativeJob(compile_for, fuse, is_compile_error, f"{self.fun!r} for {describe_types(args)}",
+                              background=background)
+        job.paths = paths
+        self._jobs[key] = job
+        return job
+
+    def _finish_job(self, job: tiers.NativeJob, args, key, sig) -> None:
+        """What a finished job leaves for the call: its signature unfused, a failure to report."""
+        del self._jobs[key]
+        if job.unfused:
+            self._unfused.add(sig)
+            fused, unfused = job.paths.get(True), job.paths.get(False)
+            if job.error is None and self.cache and fused is not None and unfused is not None \
+                    and fused.path != unfused.path:
+                numba_cache().remember_failure(fused.path, args)
+        if job.error is not None:
+            gen = job.paths.get(not job.unfused and job.fuse)
+            self._failed[key] = (gen, job.error)
+            self._jobs_failed.add(key)       # (its calls take the path below from now on, as before tiers)
+
+    @property
+    def ready(self) -> bool:
+        """No compile is running: the calls with the argument types seen so far run machine code
+        (or reported their failure)."""
+        return all(j.done() for j in self._jobs.values()) and all(
+            j.ready for j in self._inner_jits.values())
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the running compiles end (at most `timeout` seconds); True when all have."""
+        import time
+        end = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._jobs.values()):
+            if not job.join(None if end is None else max(end - time.monotonic(), 0.0)):
+                return False
+        for inner in list(self._inner_jits.values()):
+            if not inner.wait(None if end is None else max(end - time.monotonic(), 0.0)):
+                return False
+        return True
+
+    def compile(self, *args, **kwargs) -> "Jitted":
+        """Compile machine code for calls with these arguments' types (ahead of a run: a container
+        build, a cluster job's first step, a benchmark) and return when it is ready, filling the
+        disk caches.  It calls the function once on them, as the first call would."""
+        self(*args, **kwargs)
+        self.wait()
+        if self._job_failed():
+            self(*args, **kwargs)      # reports the failure as a call that waits would
+        return self
+
+    def _job_failed(self) -> bool:
+        return any(j.error is not None for j in self._jobs.values()) or any(
+            j._job_failed() for j in self._inner_jits.values())
+
     def _run_and_remember(self, gen: Generated, args, key):
         out = _run_compiled(gen, args)
         if key is not None:
             self._fast[key] = gen
         return out
+
+    def _like_me(self, inner) -> "Jitted":
+        return Jitted(inner, self.target, self.cache, self.fallback, wait=self.waits)
 
     def _wrap_inner(self, inner) -> "Jitted":
         """The jitted transform (or Jacobian) of a pytree wrapper (one per wrapper)."""
@@ -331,7 +426,7 @@ class Jitted(TransformObject):
             else (inner.fun, inner.mode, inner.nums)
         jitted = self._inner_jits.get(key)
         if jitted is None:
-            jitted = self._inner_jits[key] = Jitted(inner, self.target, self.cache, self.fallback)
+            jitted = self._inner_jits[key] = self._like_me(inner)
         return jitted
 
     @property

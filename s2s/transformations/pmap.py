@@ -81,9 +81,9 @@ class Pmapped(TransformObject):
         if isinstance(fun, Jitted):
             if fun.target == "cuda":
                 raise ArgumentError("pmap(jit(f, target='cuda')) runs on the cuda backend: pass backend='cuda'")
-            jitted = Jitted(fun.fun, fun.target, fun.cache, fun.fallback)
+            jitted = Jitted(fun.fun, fun.target, fun.cache, fun.fallback, wait=True)
         else:
-            jitted = Jitted(fun, "cpu", True, fallback=True)
+            jitted = Jitted(fun, "cpu", True, fallback=True, wait=True)
         jitted.locate_errors = False     # (re-running a device's code alone would wait in its collectives)
         return jitted
 
@@ -152,7 +152,7 @@ class Pmapped(TransformObject):
         if fn is None:
             inner = self.per_device.fun
             fn = Jitted(flat_wrapper(inner, treedefs),
-                        self.per_device.target, self.per_device.cache, self.per_device.fallback)
+                        self.per_device.target, self.per_device.cache, self.per_device.fallback, wait=True)
             fn.locate_errors = False
             self._flat_fns[treedefs] = fn
         return fn, [tuple(leaf for leaves, _ in flat for leaf in leaves) for flat in flats]

@@ -26,7 +26,7 @@ ROOT = os.path.join(paths.ROOT, "s2s")
 # (layer name, module patterns): a pattern ending in ".*" names a folder's modules; the most specific
 # pattern wins (the longest), so single modules can sit below their folder's layer.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("runtime", ["s2s.errors", "s2s.runtime", "s2s.runtime.*", "s2s.pytree", "s2s.precision",
+    ("runtime", ["s2s.errors", "s2s.log", "s2s.runtime", "s2s.runtime.*", "s2s.pytree", "s2s.precision",
                  "s2s.frontend", "s2s.frontend.nodes", "s2s.frontend.reads", "s2s.frontend.hooks",
                  "s2s.frontend.ast_build", "s2s.frontend.annotations",
                  "s2s.analysis", "s2s.analysis.resolve", "s2s.rules", "s2s.codegen", "s2s.optimize",

@@ -1,0 +1,119 @@
+"""Tiered jit: what a background compile costs the caller, a thread against a forked process.
+
+    python benchmarks/tiers.py [--program quickstart|mlp] [--seconds-busy 0]
+
+Each row is a fresh process with empty caches.  The caller trains: it calls the gradient in a
+loop (the Python tier until native code is ready) and we record:
+- first: the first result, from the jit's construction;
+- native: when native code answered (the compile's length as the caller sees it);
+- caller: the median time of one Python-tier call while the compile ran, against the same call
+  with nothing compiling (the baseline, measured first in the same process);
+- worst: the longest single call (a hiccup: the switch to native, a load from the disk cache).
+Modes:
+- wait: jit(..., wait=True): the first call compiles (today's behaviour before tiers);
+- thread: jit's default (s2s/transformations/tiers.py), the compile on a daemon thread;
+- process: a forked child compiles (wait=True) and fills the disk caches while the parent runs the
+  unjitted gradient; when the child exits, the parent's jit loads the machine code (the design
+  tiers.py weighed and did not choose).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CHILD = r"""
+import os, sys, time, json, statistics
+T0 = time.perf_counter()
+import numpy as np
+sys.path.insert(0, {examples!r})
+import s2s
+mode, program = {mode!r}, {program!r}
+rng = np.random.default_rng(0)
+if program == "quickstart":
+    import quickstart
+    n, D = 64, 3
+    X = rng.normal(size=(n, D)); y = (X[:, 0] - 0.5 * X[:, 1] > 0.0).astype(float)
+    params = 0.3 * rng.normal(size=D * D + D)
+    loss = quickstart.loss
+else:
+    def loss(params, X, y):
+        h = np.tanh(X @ params["W1"] + params["b1"])
+        logits = h @ params["W2"] + params["b2"]
+        m = np.max(logits, axis=1, keepdims=True)
+        logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
+        return -np.mean(np.sum(logp * y, axis=1))
+    X = rng.normal(size=(256, 64)); y = np.eye(10)[rng.integers(0, 10, 256)]
+    params = {{"W1": 0.1 * rng.normal(size=(64, 128)), "b1": np.zeros(128),
+              "W2": 0.1 * rng.normal(size=(128, 10)), "b2": np.zeros(10)}}
+plain = s2s.grad(loss)
+plain(params, X, y)
+base = []
+t = time.perf_counter()
+while time.perf_counter() - t < 1.0:
+    s = time.perf_counter(); plain(params, X, y); base.append(time.perf_counter() - s)
+start = time.perf_counter()
+calls, first, native = [], None, None
+if mode == "process":
+    pid = os.fork()
+    if pid == 0:
+        try:
+            s2s.jit(s2s.grad(loss), wait=True)(params, X, y)
+        finally:
+            os._exit(0)
+    fn, child_done = plain, False
+else:
+    if mode.startswith("thread-"):     # thread-0.5: Python's switch interval in ms while compiling
+        sys.setswitchinterval(float(mode.split("-")[1]) / 1e3)
+    fn = s2s.jit(s2s.grad(loss), wait=(mode == "wait"))
+while native is None:
+    if mode == "process" and not child_done and os.waitpid(pid, os.WNOHANG)[0] == pid:
+        child_done, fn = True, s2s.jit(s2s.grad(loss), wait=True)
+    s = time.perf_counter(); fn(params, X, y); e = time.perf_counter()
+    first = first if first is not None else e - start
+    done = fn.ready and bool(fn._fast or fn._inner_jits) if hasattr(fn, "ready") else False
+    calls.append(e - s)
+    if done:
+        native = e - start
+print(json.dumps(dict(first=first, native=native, base=statistics.median(base),
+                      caller=statistics.median(calls[:-1]) if len(calls) > 1 else None, worst=max(calls) if calls else None,
+                      ncalls=len(calls))))
+"""
+
+
+def run(mode: str, program: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, S2S_CACHE_DIR=os.path.join(tmp, "s2s"), NUMBA_CACHE_DIR=os.path.join(tmp, "nb"),
+                   S2S_QUIET="1")
+        env.pop("S2S_JIT_WAIT", None)
+        code = CHILD.format(examples=os.path.join(ROOT, "examples"), mode=mode, program=program)
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr[-2000:])
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--program", default="quickstart", choices=("quickstart", "mlp"))
+    ap.add_argument("--modes", default="wait,thread,process")
+    opts = ap.parse_args()
+    print(f"{opts.program}: fresh process, empty caches; a training loop calls the gradient until native code answers; "
+          f"{os.cpu_count()} cores")
+    print(f"{'mode':8s} {'first (s)':>9s} {'native (s)':>10s} {'call alone (ms)':>15s} "
+          f"{'call while compiling (ms)':>25s} {'worst call (s)':>14s} {'calls':>7s}")
+    for mode in opts.modes.split(","):
+        r = run(mode, opts.program)
+        caller = f"{1e3 * r['caller']:.3f}" if r["caller"] is not None else "-"
+        worst = f"{r['worst']:.2f}" if r["worst"] is not None else "-"
+        print(f"{mode:8s} {r['first']:9.2f} {r['native']:10.2f} {1e3 * r['base']:15.3f} {caller:>25s} "
+              f"{worst:>14s} {r['ncalls']:7d}")
+
+
+if __name__ == "__main__":
+    main()
