@@ -25,10 +25,10 @@ import numpy as np
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .ast_build import UNKNOWN, assign, const, copy_loc, is_atom, name, scope_locals
-from .containers import _container_kind, _literal
+from .containers import container_kind, container_literal
 from .functions import PyFunction, is_function_object
 from .hooks import attribute_op, lookup
-from .resolution import _dotted
+from .resolution import dotted
 
 NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype"}
 _FOLDABLE = (bool, int, float, str, type(None))
@@ -214,24 +214,24 @@ class ExpressionANF:
         obj = self.resolve(node)
         if is_function_object(obj):
             return self.function_atom(PyFunction(obj), node.attr)
-        return self.global_ref(_dotted(node), obj, node)
+        return self.global_ref(dotted(node), obj, node)
 
     def expr_BinOp(self, node, out):
         left = self.arg_atom(node.left, out)
         right = self.arg_atom(node.right, out)
         # tuple/list arithmetic: two literals concatenate here (the elements stay separate
         # variables); a literal and a runtime tuple (a shape) stay an expression
-        kinds = {_container_kind(left), _container_kind(right)}
+        kinds = {container_kind(left), container_kind(right)}
         if isinstance(node.op, gast.Add) and len(kinds) == 1 and kinds <= {"tuple", "list"}:
-            return _literal(left.elts + right.elts, (kinds.pop(), None, None))
+            return container_literal(left.elts + right.elts, (kinds.pop(), None, None))
         if isinstance(node.op, gast.Mult) and kinds & {"tuple", "list"}:
             # [x] * 3: the elements repeated (the same values: each carries its derivative)
-            seq, count = (left, right) if _container_kind(left) in ("tuple", "list") else (right, left)
+            seq, count = (left, right) if container_kind(left) in ("tuple", "list") else (right, left)
             times = self.known_value(count)
             if not (isinstance(times, int) and not isinstance(times, bool)):
                 raise self.error(UnsupportedSyntaxError, "s2s repeats a tuple or list only a number of times it "
                                  "knows when it reads the code", node, "use np.tile / np.repeat on an array")
-            return _literal(list(seq.elts) * max(times, 0), (_container_kind(seq), None, None))
+            return container_literal(list(seq.elts) * max(times, 0), (container_kind(seq), None, None))
         if isinstance(node.op, gast.MatMult):
             product = self.sparse_product(left, right, node)     # (a scipy.sparse operand: foreign.py)
             if product is not None:
@@ -362,7 +362,7 @@ class ExpressionANF:
         else:
             a = self.atom(node, out)
             literal = self.aggregate_or_name(a.id) if isinstance(a, gast.Name) and a.id in state.aggregates else None
-        if _container_kind(literal) == "list":
+        if container_kind(literal) == "list":
             # x[[0, 2]], x[idx] with idx = [i, j]: NumPy reads a list index as an index array
             tmp = state.namer.temp()
             out.append(assign(tmp, self.call_rule(np.array, [self.emit_literal(literal)], node), node))

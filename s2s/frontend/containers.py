@@ -6,8 +6,8 @@ element.
 split recursively. Rebinding a container rebinds its elements (old values copied first, so
 `t = (t[1], t[0])` swaps). An element read with a constant index, key, field or slice
 (`parts[1]`, `d["w"]`, `params.w`, `parts[1:]`) reads the element variables. Inside the pass a
-container value is a `_literal`: a gast Tuple of atoms carrying `(kind, keys, record class)` in
-`s2s_meta`; `emit_literal` writes it as real syntax (a tuple, a list, a dict literal or
+container value is a `container_literal`: a gast Tuple of atoms carrying `(kind, keys, record
+class)` in `s2s_meta`; `emit_literal` writes it as real syntax (a tuple, a list, a dict literal or
 `build_record(cls, ...)`) where a value is needed whole.
 
 Invariant left for the next pass: no variable holds a tuple, list or dict the function builds;
@@ -36,7 +36,7 @@ class SplitContainers:
     def assign_aggregate(self, var: str, elts: list, out: list, s, meta: tuple = ("tuple", None, None)) -> None:
         """var = (e0, e1, ...): one variable per element (elements not yet normalized)."""
         atoms = [self.arg_atom(e, out) for e in elts]
-        self.bind_value(var, _literal(atoms, meta), out, s)
+        self.bind_value(var, container_literal(atoms, meta), out, s)
 
     def note_holder(self, value, holder: str, label: str) -> None:
         """`holder` is bound to the variable `value` names: one object in Python (an in-place update
@@ -130,7 +130,7 @@ class SplitContainers:
         """A split container as a literal of its element variables (keeps its kind and keys)."""
         if var in self.state.aggregates:
             meta = self.state.agg_meta.get(var, ("tuple", None, None))
-            literal = _literal([self.aggregate_or_name(e) for e in self.state.aggregates[var]], meta)
+            literal = container_literal([self.aggregate_or_name(e) for e in self.state.aggregates[var]], meta)
             if meta[0] in ("list", "dict"):
                 literal.s2s_from = var          # (mutable: binding it shares the list, sequences.py)
             return literal
@@ -179,17 +179,17 @@ class SplitContainers:
             raise self.error(UnsupportedSyntaxError, "s2s slices a tuple or list with constant bounds only", node,
                              "slice an array instead (np.stack the values first)")
         picked = self.state.aggregates[var][slice(bound(sl.lower), bound(sl.upper), bound(sl.step))]
-        return _literal([self.aggregate_or_name(e) for e in picked], (kind, None, None))
+        return container_literal([self.aggregate_or_name(e) for e in picked], (kind, None, None))
 
 
-def _literal(elts: list, meta: tuple) -> gast.Tuple:
+def container_literal(elts: list, meta: tuple) -> gast.Tuple:
     """The internal form of a container literal: a Tuple carrying its kind and keys."""
     node = gast.Tuple(list(elts), gast.Load())
     node.s2s_meta = meta
     return node
 
 
-def _container_kind(node) -> str | None:
+def container_kind(node) -> str | None:
     """"tuple", "list", "dict" or "record" for a container literal, None for anything else."""
     if not isinstance(node, (gast.Tuple, gast.List)):
         return None

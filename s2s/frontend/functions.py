@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import TransformError, UnsupportedSyntaxError
 from .ast_build import UNKNOWN, copy_loc, name, scope_locals
-from .containers import _literal
+from .containers import container_literal
 from .hooks import TRANSFORM_FACTORIES, composite_of, lookup
 from .nodes import iter_nodes
 from .parse import ParsedFunction
@@ -219,7 +219,7 @@ class FunctionValues:
             fn = self._function_arg(args, "map", node)
             seqs = [self._elements(a, "map", node) for a in args[1:]]
             results = [self.call_value(fn, list(items), {}, node, out) for items in zip(*seqs)]
-            return _literal(results, ("list", None, None))
+            return container_literal(results, ("list", None, None))
         if obj is functools.reduce and len(args) == 3 and not self._is_split(args[1]):
             # over an array's rows or a range: the loop it stands for
             return self.loop_over(node, out, args[1], args[2], self._function_arg(args, "functools.reduce", node),
@@ -274,13 +274,15 @@ class FunctionValues:
         of split tuples/lists: a split list of their results; None if s2s cannot know the order."""
         if obj is builtins.zip and not kws:
             seqs = [self._elements(a, "zip", node) for a in args]
-            return _literal([_literal(list(items), ("tuple", None, None)) for items in zip(*seqs)], ("list", None, None))
+            return container_literal([container_literal(list(items), ("tuple", None, None)) for items in zip(*seqs)],
+                                     ("list", None, None))
         if obj is builtins.enumerate and len(args) == 1 and not kws:
-            return _literal([_literal([gast.Constant(value=i, kind=None), e], ("tuple", None, None))
-                             for i, e in enumerate(self._elements(args[0], "enumerate", node))], ("list", None, None))
+            return container_literal([container_literal([gast.Constant(value=i, kind=None), e], ("tuple", None, None))
+                                      for i, e in enumerate(self._elements(args[0], "enumerate", node))],
+                                     ("list", None, None))
         if obj in (builtins.list, builtins.tuple) and len(args) == 1 and not kws:
-            return _literal(self._elements(args[0], obj.__name__, node), ("list" if obj is builtins.list else "tuple",
-                                                                            None, None))
+            return container_literal(self._elements(args[0], obj.__name__, node),
+                                     ("list" if obj is builtins.list else "tuple", None, None))
         if obj in (builtins.max, builtins.min) and len(args) == 1 and not kws:
             items = self._elements(args[0], obj.__name__, node)
             if not items:
@@ -303,7 +305,7 @@ class FunctionValues:
                 order = sorted(range(len(items)), key=lambda i: keys[i], reverse=reverse)
             except TypeError:
                 return None
-            return _literal([items[i] for i in order], ("list", None, None))
+            return container_literal([items[i] for i in order], ("list", None, None))
         if obj is builtins.filter and len(args) == 2 and not kws:
             fn = self.function_of(args[0])
             items = self._elements(args[1], "filter", node)
@@ -315,7 +317,7 @@ class FunctionValues:
                     return None
                 if verdict:
                     kept.append(item)
-            return _literal(kept, ("list", None, None))
+            return container_literal(kept, ("list", None, None))
         return None
 
     def _sort_key(self, item):

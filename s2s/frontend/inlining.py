@@ -29,14 +29,14 @@ from .. import runtime as rt
 from ..errors import NoRuleError, RecursionNotSupportedError, TransformError, UnsupportedSyntaxError
 from .ast_build import assign, assigned_names, const, copy_loc, name, scope_locals
 from .anf import PURE_BUILTINS, STR_METHODS
-from .containers import _literal
+from .containers import container_literal
 from .fence import fence
 from .functions import PyFunction, is_function_object, parameter_names
 from .hooks import composite_of, lookup, method_op
 from .nodes import iter_nodes, parse_expr
 from .parse import parse_function
-from .resolution import _constant, _describe, _dotted
-from .statements import Frame, _always_returns, _has_early_return
+from .resolution import constant, describe, dotted
+from .statements import Frame, always_returns, has_early_return
 
 VARARG_METHODS = {"reshape", "transpose"}
 MAX_RECURSION = 24      # inlined calls of one function inside itself
@@ -115,7 +115,7 @@ class CallInlining:
             if k.arg == "out" and not (isinstance(k.value, gast.Constant) and k.value.value is None):
                 # a write into an existing array that the call's value does not show: s2s would
                 # differentiate the returned value and miss the array it wrote (a zero gradient)
-                raise self.error(UnsupportedSyntaxError, f"`{_dotted(func)}(..., out=...)` writes its result into an "
+                raise self.error(UnsupportedSyntaxError, f"`{dotted(func)}(..., out=...)` writes its result into an "
                                  "existing array, which s2s does not follow", node,
                                  "assign the result instead: `y = np.sin(x)`, or `y[...] = np.sin(x)` to fill y")
         rows = self.row_list_call(obj, node, out)
@@ -211,9 +211,9 @@ class CallInlining:
             # called as written, its result a constant unless a differentiated value flows in (refused
             # then, at this line)
             return self.call_rule(rt.call_opaque, [self.opaque_ref(obj, func, node)] + args, node, kws)
-        what = _dotted(func) if func is not None else getattr(obj, "__name__", "this function")
+        what = dotted(func) if func is not None else getattr(obj, "__name__", "this function")
         raise self.error(
-            NoRuleError, f"s2s has no derivative rule for `{what}` ({_describe(obj)}) and cannot read its source",
+            NoRuleError, f"s2s has no derivative rule for `{what}` ({describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
 
     def local_aggregate(self, node: gast.Name) -> bool | None:
@@ -226,7 +226,7 @@ class CallInlining:
     def call_rule(self, fn, args: list, node, kws: dict | None = None) -> gast.Call:
         rule = lookup(fn)
         if rule is None:
-            raise self.error(NoRuleError, f"s2s has no rule for {_describe(fn)}", node)
+            raise self.error(NoRuleError, f"s2s has no rule for {describe(fn)}", node)
         for key, value in rule.bindings.items():
             if key in self.state.ns and self.state.ns[key] is not value:
                 raise self.error(TransformError, f"two different functions are both named `{key}`", node,
@@ -269,7 +269,7 @@ class CallInlining:
         every node of its (freshly parsed) tree carries that SourceInfo, so an error anywhere in it
         names the user's line and the chain of calls (frontend/call_sites.py)."""
         func = getattr(node, "func", None)
-        label = _dotted(func) if isinstance(func, (gast.Name, gast.Attribute)) else None
+        label = dotted(func) if isinstance(func, (gast.Name, gast.Attribute)) else None
         src = parsed.source.inlined_at(self.state.frame.parsed.source, node,
                                        label or getattr(parsed.fn, "__qualname__", None))
         for n in iter_nodes(parsed.node):
@@ -280,7 +280,7 @@ class CallInlining:
 
     def opaque_ref(self, obj, func, node):
         """A global of the generated code holding `obj` (any callable: global_ref takes values only)."""
-        preferred = re.sub(r"\W", "_", _dotted(func) if func is not None else getattr(obj, "__name__", "fn"))
+        preferred = re.sub(r"\W", "_", dotted(func) if func is not None else getattr(obj, "__name__", "fn"))
         if self.state.ns.get(preferred) is obj:
             return name(preferred)
         key = self.state.namer.fresh(preferred.split("_")[-1] or "fn")
@@ -310,7 +310,7 @@ class CallInlining:
             raise self.error(TransformError, f"bad call to {getattr(key, '__name__', None) or fdef.name}: {exc}",
                              node) from None
         body_src = list(fdef.body)
-        if not _always_returns(body_src):
+        if not always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
         caller = self.state.frame
         rename = frame.rename
@@ -326,13 +326,13 @@ class CallInlining:
                     rename[p] = value.id
                     continue
                 if param.kind is param.VAR_POSITIONAL:
-                    value = _literal(list(value), ("tuple", None, None))
+                    value = container_literal(list(value), ("tuple", None, None))
                 elif param.kind is param.VAR_KEYWORD:
-                    value = _literal(list(value.values()), ("dict", tuple(value), None))
+                    value = container_literal(list(value.values()), ("dict", tuple(value), None))
             elif param.kind is param.VAR_POSITIONAL:
-                value = _literal([], ("tuple", None, None))
+                value = container_literal([], ("tuple", None, None))
             elif param.kind is param.VAR_KEYWORD:
-                value = _literal([], ("dict", (), None))
+                value = container_literal([], ("dict", (), None))
             else:
                 default = param.default
                 if isinstance(default, gast.AST):          # a closure's default (an atom of its frame)
@@ -340,7 +340,7 @@ class CallInlining:
                 elif is_function_object(default):
                     value = self.function_atom(PyFunction(default), p)
                 elif isinstance(default, (int, float, str, tuple, type(None))):
-                    value = _constant(default)
+                    value = constant(default)
                 else:
                     value = self.global_ref(p, default, node)
             self.bind_value(rename[p], value, out, node)
@@ -350,7 +350,7 @@ class CallInlining:
         self.state.inline_stack.append(key)
         self.state.frame = frame
         try:
-            if _has_early_return(body_src):
+            if has_early_return(body_src):
                 frame.live = self.state.namer.fresh(f"{suffix}_alive")
                 out.append(assign(frame.live, const(True), node))
             body, _ = self.stmts(body_src)
@@ -380,12 +380,12 @@ class CallInlining:
         def regroup(grads_node):
             leaves = list(grads_node.elts) if isinstance(grads_node, (gast.Tuple, gast.List)) else [grads_node]
             groups = [self.build_tree(treedefs[a] or ("leaf",), leaves) for a in obj.argnums]
-            return _literal(groups, ("tuple", None, None)) if obj.tuple_out else groups[0]
+            return container_literal(groups, ("tuple", None, None)) if obj.tuple_out else groups[0]
         if obj.transform == "grad":
-            value = _literal([regroup(res.elts[0]), res.elts[1]], ("tuple", None, None)) if obj.has_aux \
+            value = container_literal([regroup(res.elts[0]), res.elts[1]], ("tuple", None, None)) if obj.has_aux \
                 else regroup(res)
         else:
-            value = _literal([res.elts[0], regroup(res.elts[1])], ("tuple", None, None))
+            value = container_literal([res.elts[0], regroup(res.elts[1])], ("tuple", None, None))
         tmp = self.state.namer.temp()
         self.bind_value(tmp, value, out, node) if isinstance(value, (gast.Tuple, gast.List)) \
             else out.append(assign(tmp, value, node))
@@ -417,11 +417,11 @@ class CallInlining:
         if kind == "none":
             return const(None)
         if kind == "dict":
-            return _literal([self.build_tree(c, leaves) for c in td[2]], ("dict", td[1], None))
+            return container_literal([self.build_tree(c, leaves) for c in td[2]], ("dict", td[1], None))
         if kind == "record":
             cls_name = self.global_ref(td[1].__name__, td[1], None).id
-            return _literal([self.build_tree(c, leaves) for c in td[3]], ("record", td[2], cls_name))
-        return _literal([self.build_tree(c, leaves) for c in td[2]], (kind, None, None))
+            return container_literal([self.build_tree(c, leaves) for c in td[3]], ("record", td[2], cls_name))
+        return container_literal([self.build_tree(c, leaves) for c in td[2]], (kind, None, None))
 
 
 _LIBRARY_ROOTS = tuple(p for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}

@@ -22,10 +22,10 @@ import gast
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .ast_build import assign, assigned_names, const, copy_loc, name, scope_locals
-from .containers import _literal
+from .containers import container_literal
 from .functions import AMBIGUOUS
 from .nodes import clone, iter_nodes
-from .statements import Loop, _has_return
+from .statements import Loop, has_return
 
 
 class LoopDesugaring:
@@ -57,7 +57,7 @@ class LoopDesugaring:
             self.state.frame.loops.pop()
             self.leave_dynamic_loop(s.body)
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
-        return out, _has_return(s.body)
+        return out, has_return(s.body)
 
     def stmt_For(self, s):
         out: list = []
@@ -82,7 +82,7 @@ class LoopDesugaring:
                 raise self.error(UnsupportedSyntaxError, f"this loop fills a list with {len(steps)} elements, one "
                                  "variable each", s, "preallocate an array and write rows into it")
             tmp = state.namer.temp()
-            self.bind_value(tmp, _literal([const(k) for k in steps], ("tuple", None, None)), out, s)
+            self.bind_value(tmp, container_literal([const(k) for k in steps], ("tuple", None, None)), out, s)
             return self.unroll(s, "seq", [name(tmp)], out)
         if kind == "items" or (kind in ("seq", "enumerate", "zip") and any(
                 isinstance(q, gast.Name) and q.id in state.aggregates for q in args)):
@@ -199,7 +199,7 @@ class LoopDesugaring:
             self.leave_dynamic_loop(s.body, s.target)
             self.close_row_lists()
         out.append(copy_loc(gast.While(test=name(cond), body=body, orelse=[]), s))
-        return out, _has_return(s.body)
+        return out, has_return(s.body)
 
     def _held_element(self, value, node, out):
         """An element of a split container as an atom (a nested container gets a variable)."""
@@ -309,11 +309,13 @@ class LoopDesugaring:
                       else const(q.value[k]) if isinstance(q, gast.Constant) and isinstance(q.value, (str, bytes))
                       else gast.Subscript(clone(q), const(k), gast.Load()) for q in seqs]
             if kind == "items":
-                self.assign_normalized(s.target, _literal([const(keys[k]), values[0]], ("tuple", None, None)), code, s)
+                self.assign_normalized(s.target, container_literal([const(keys[k]), values[0]], ("tuple", None, None)),
+                                       code, s)
             elif kind == "enumerate":
-                self.assign_normalized(s.target, _literal([const(k), values[0]], ("tuple", None, None)), code, s)
+                self.assign_normalized(s.target, container_literal([const(k), values[0]], ("tuple", None, None)),
+                                       code, s)
             elif kind == "zip":
-                self.assign_normalized(s.target, _literal(values, ("tuple", None, None)), code, s)
+                self.assign_normalized(s.target, container_literal(values, ("tuple", None, None)), code, s)
             else:
                 v = values[0]
                 if isinstance(v, gast.Subscript):
@@ -376,8 +378,8 @@ class LoopDesugaring:
     def _reversed_aggregate(self, seq, node, out):
         """A split tuple/list in reverse order (a new split value)."""
         tmp = self.state.namer.temp()
-        self.bind_value(tmp, _literal([self.aggregate_or_name(e) for e in reversed(self.state.aggregates[seq.id])],
-                                      ("tuple", None, None)), out, node)
+        elements = [self.aggregate_or_name(e) for e in reversed(self.state.aggregates[seq.id])]
+        self.bind_value(tmp, container_literal(elements, ("tuple", None, None)), out, node)
         return name(tmp)
 
     def iteration(self, it, out) -> tuple[str, list]:
@@ -392,7 +394,7 @@ class LoopDesugaring:
                     return "items", [base]
                 keys = self.state.agg_meta[base.id][1]
                 tmp = self.state.namer.temp()
-                self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
+                self.bind_value(tmp, container_literal([const(k) for k in keys], ("tuple", None, None)), out, it)
                 return "seq", [name(tmp)]
         if isinstance(it, gast.Call) and not it.keywords:
             obj = self.try_resolve(it.func)
@@ -416,7 +418,7 @@ class LoopDesugaring:
         if isinstance(seq, gast.Name) and self.state.agg_meta.get(seq.id, ("",))[0] == "dict":
             keys = self.state.agg_meta[seq.id][1]      # iterating a dict yields its keys
             tmp = self.state.namer.temp()
-            self.bind_value(tmp, _literal([const(k) for k in keys], ("tuple", None, None)), out, it)
+            self.bind_value(tmp, container_literal([const(k) for k in keys], ("tuple", None, None)), out, it)
             return "seq", [name(tmp)]
         return "seq", [seq]
 

@@ -2,7 +2,8 @@
 
 HELPER_MODULES lists the modules whose public functions generated code may call by bare name
 (runtime support and the op helpers beside each rule family); emit writes `from <module> import
-...` lines for them, so a generated file runs on its own.
+...` lines for them, so a generated file runs on its own. A module's NOT_FOR_GENERATED_CODE names
+public functions it shares with other s2s modules only: those stay out.
 """
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ def base_namespace() -> dict[str, Any]:
             mod = importlib.import_module(modname)
         except ImportError:
             continue
+        internal = getattr(mod, "NOT_FOR_GENERATED_CODE", ())
         for name in dir(mod):
             obj = getattr(mod, name)
-            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
+            if not name.startswith("_") and name not in internal and callable(obj) \
+                    and getattr(obj, "__module__", "") == mod.__name__:
                 ns[name] = obj
     return ns

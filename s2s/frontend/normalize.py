@@ -57,8 +57,8 @@ from .loops import LoopDesugaring
 from .normalize_state import NormalizeState
 from .nodes import clone, iter_nodes
 from .parse import ParsedFunction, SourceInfo
-from .resolution import NameResolution, _constant
-from .statements import Frame, StatementDesugaring, _always_returns, _has_early_return
+from .resolution import NameResolution, constant
+from .statements import Frame, StatementDesugaring, always_returns, has_early_return
 
 
 @dataclasses.dataclass
@@ -101,9 +101,9 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
         local = params + sorted((scope_locals(fdef.body) | set(kwonly)) - set(params))
         state.global_names -= set(local)
         body_src = list(fdef.body)
-        if not _always_returns(body_src):
+        if not always_returns(body_src):
             body_src.append(copy_loc(gast.Return(value=None), body_src[-1] if body_src else fdef))
-        early = _has_early_return(body_src)
+        early = has_early_return(body_src)
         # A local that shadows a name generated code needs (np, push, ...) is renamed.
         rename = {n: (state.namer.fresh(n + "_") if n in state.ns else n) for n in local}
         frame = Frame(state.top, rename, set(local), None, None)
@@ -115,7 +115,7 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
             body.append(assign(frame.live, const(True), fdef))
         for k in kwonly:     # a keyword-only parameter not passed: its default (passed ones: calls.py)
             default = kw_defaults[k]
-            self.bind_value(rename[k], _constant(default) if isinstance(default, (int, float, str, bool, type(None)))
+            self.bind_value(rename[k], constant(default) if isinstance(default, (int, float, str, bool, type(None)))
                             else self.global_ref(k, default, fdef), body, fdef)
         out, _ = self.stmts(body_src)
         body += out
@@ -137,7 +137,7 @@ class Normalizer(SideEffects, StatementDesugaring, LoopDesugaring, SequenceBuild
         for a in args.args:
             a.id = rename[a.id]
         defaults = list(getattr(state.top.fn, "__defaults__", None) or ())
-        args.defaults = [_constant(d) if isinstance(d, (int, float, str, tuple, type(None), bool))
+        args.defaults = [constant(d) if isinstance(d, (int, float, str, tuple, type(None), bool))
                          else self.global_ref(f"default_{i}", d, fdef) for i, d in enumerate(defaults)]
         new = gast.FunctionDef(name=fdef.name, args=args, body=body, decorator_list=[],
                                returns=None, type_comment=None, type_params=[])

@@ -85,7 +85,7 @@ class NameResolution:
             try:
                 return getattr(base, node.attr)
             except AttributeError:
-                raise self.error(TransformError, f"`{_dotted(node)}` does not exist", node) from None
+                raise self.error(TransformError, f"`{dotted(node)}` does not exist", node) from None
         raise self.error(UnsupportedSyntaxError, "s2s cannot resolve this call", node,
                          "call a function by its name")
 
@@ -183,21 +183,21 @@ def _is_function(obj) -> bool:
         or hasattr(obj, "_s2s_inline_source")
 
 
-def _constant(v):
+def constant(v):
     if isinstance(v, tuple):
-        return gast.Tuple([_constant(e) for e in v], gast.Load())
+        return gast.Tuple([constant(e) for e in v], gast.Load())
     return const(v)
 
 
-def _dotted(node) -> str:
+def dotted(node) -> str:
     if isinstance(node, gast.Name):
         return node.id
     if isinstance(node, gast.Attribute):
-        return _dotted(node.value) + "." + node.attr
+        return dotted(node.value) + "." + node.attr
     return "<expression>"
 
 
-def _describe(obj) -> str:
+def describe(obj) -> str:
     mod = getattr(obj, "__module__", None) or type(obj).__module__
     nm = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     return f"{mod}.{nm}" if mod else str(nm)

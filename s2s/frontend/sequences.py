@@ -30,7 +30,7 @@ import numpy as np
 from .. import runtime as rt
 from ..errors import UnsupportedSyntaxError
 from .ast_build import assign, const, copy_loc, name
-from .containers import _literal
+from .containers import container_literal
 from .hooks import lookup
 from .nodes import clone, iter_nodes
 
@@ -71,14 +71,15 @@ class SequenceBuilding:
         self.check_fresh(var, node)
         if kind == "dict":
             if meth == "items":
-                return _literal([_literal([const(k), self.element_of(var, k, node)], ("tuple", None, None))
-                                 for k in keys], ("list", None, None))
+                pairs = [container_literal([const(k), self.element_of(var, k, node)], ("tuple", None, None))
+                         for k in keys]
+                return container_literal(pairs, ("list", None, None))
             if meth == "keys":
-                return _literal([const(k) for k in keys], ("list", None, None))
+                return container_literal([const(k) for k in keys], ("list", None, None))
             if meth == "values":
-                return _literal([self.element_of(var, k, node) for k in keys], ("list", None, None))
+                return container_literal([self.element_of(var, k, node) for k in keys], ("list", None, None))
             if meth == "copy":
-                return _literal(list(self.aggregate_or_name(var).elts), self.state.agg_meta[var])
+                return container_literal(list(self.aggregate_or_name(var).elts), self.state.agg_meta[var])
             if meth == "get":
                 key = self.static_key(args[0], node)
                 if key in keys:
@@ -103,7 +104,7 @@ class SequenceBuilding:
                 self.grow(var, self.elements_of(args[0], node), node, out)
                 return const(None)
             if meth == "copy":
-                return _literal(list(self.aggregate_or_name(var).elts), self.state.agg_meta[var])
+                return container_literal(list(self.aggregate_or_name(var).elts), self.state.agg_meta[var])
             if meth in ("insert", "pop"):
                 literal = self.aggregate_or_name(var)
                 elts = list(literal.elts)

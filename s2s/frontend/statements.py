@@ -351,7 +351,7 @@ class StatementDesugaring:
             # only the path taken is code
             path = s.body if known else s.orelse
             taken, exits = self.stmts(path)
-            state.always_leaves = _always_returns(path)
+            state.always_leaves = always_returns(path)
             return out + taken, exits
         if isinstance(test, gast.Constant):
             tmp = state.namer.temp()
@@ -461,23 +461,23 @@ def _walk_same_function(stmts):
         yield from iter_nodes(s)
 
 
-def _has_return(stmts) -> bool:
+def has_return(stmts) -> bool:
     return any(isinstance(n, gast.Return) for n in _walk_same_function(stmts))
 
 
-def _always_returns(stmts) -> bool:
+def always_returns(stmts) -> bool:
     """Control never falls off the end of `stmts` (the last statement returns on every path, or
     raises: then the statements return somewhere)."""
-    return ends_with(stmts, (gast.Return, gast.Raise)) and _has_return(stmts)
+    return ends_with(stmts, (gast.Return, gast.Raise)) and has_return(stmts)
 
 
-def _has_early_return(body) -> bool:
+def has_early_return(body) -> bool:
     for i, s in enumerate(body):
         is_last = i == len(body) - 1
         if isinstance(s, gast.Return):
             if not is_last:
                 return True
             continue
-        if _has_return([s]):
+        if has_return([s]):
             return True
     return False

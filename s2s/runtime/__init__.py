@@ -28,6 +28,9 @@ import numpy as np
 
 from ..errors import NonDifferentiableError, SharedArrayError
 
+# public for batching.py, yet no helper of generated code: frontend/namespace.py leaves them out of
+# the names a generated module sees (so a user's variable of that name keeps it)
+NOT_FOR_GENERATED_CODE = ("is_complex", "norm_axis", "is_basic_index")
 
 # ----- tapes ---------------------------------------------------------------
 class Stack(list):
@@ -264,7 +267,7 @@ def unbroadcast(g, x):
         if g.__class__ in _COMPLEX_CLASSES and x.__class__ not in _COMPLEX_CLASSES:
             return g.real   # a real operand of a complex op: its cotangent is the real part
         return g            # (the common case of a scalar loop, decided without a call)
-    if _is_complex(g) and not _is_complex(x):
+    if is_complex(g) and not is_complex(x):
         g = np.real(g)
     shape = _shape(x)
     gshape = _shape(g)
@@ -282,7 +285,7 @@ def unbroadcast(g, x):
 _COMPLEX_CLASSES = frozenset({complex, np.complex128, np.complex64})
 
 
-def _is_complex(v) -> bool:
+def is_complex(v) -> bool:
     return v.__class__ in _COMPLEX_CLASSES or getattr(getattr(v, "dtype", None), "kind", "") == "c"
 
 
@@ -296,7 +299,7 @@ def broadcast_like(g, x):
     return np.broadcast_to(g, shape)
 
 
-def _norm_axis(axis, ndim):
+def norm_axis(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, numbers.Integral):
@@ -308,14 +311,14 @@ def expand_reduced(g, x, axis=None, keepdims=False):
     """Broadcast the cotangent of a reduction of x back to x's shape."""
     shape = np.shape(x)
     if not keepdims and len(shape):
-        g = np.expand_dims(g, _norm_axis(axis, len(shape)))
+        g = np.expand_dims(g, norm_axis(axis, len(shape)))
     return np.broadcast_to(g, shape)
 
 
 def reduced_size(x, axis=None):
     shape = np.shape(x)
     n = 1
-    for a in _norm_axis(axis, len(shape)):
+    for a in norm_axis(axis, len(shape)):
         n *= shape[a]
     return float(n)
 
@@ -324,9 +327,9 @@ def extremum_weights(x, y, axis=None, keepdims=False):
     """Where x attains its max/min y along axis, weights that split ties evenly."""
     y = np.asarray(y)
     if not keepdims and np.ndim(x):
-        y = np.expand_dims(y, _norm_axis(axis, np.ndim(x)))
+        y = np.expand_dims(y, norm_axis(axis, np.ndim(x)))
     hit = (np.asarray(x) == y).astype(np.float64)
-    count = np.sum(hit, axis=_norm_axis(axis, np.ndim(x)) or None, keepdims=True)
+    count = np.sum(hit, axis=norm_axis(axis, np.ndim(x)) or None, keepdims=True)
     return hit / count
 
 
@@ -406,14 +409,14 @@ def float_dtype_flag(dtype) -> float:
     return 1.0 if np.issubdtype(np.dtype(dtype), np.inexact) else 0.0
 
 
-def _is_basic_index(index) -> bool:
+def is_basic_index(index) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
     return all(p is None or p is Ellipsis or isinstance(p, (slice, numbers.Integral)) for p in parts)
 
 
 def add_at(a, index, v) -> None:
     """a[index] += v in place, accumulating repeated (fancy) indices like np.add.at."""
-    if _is_basic_index(index):
+    if is_basic_index(index):
         a[index] += v
     else:
         np.add.at(a, index, v)
@@ -481,7 +484,7 @@ def setitem_cotangent(g, index, like):
     """Cotangent of v in `a[index] = v` from a's cotangent g: g[index], where a
     slot written more than once (repeated fancy indices) credits only the last write."""
     out = np.array(g[index], dtype=float, copy=True)
-    if not _is_basic_index(index):
+    if not is_basic_index(index):
         idx = index if isinstance(index, tuple) else (index,)
         arrays = [np.asarray(i) for i in idx if not isinstance(i, slice) and i is not None and i is not Ellipsis]
         if len(arrays) == 1 and arrays[0].dtype.kind in "iu" and arrays[0].ndim == 1 and len(idx) == 1:

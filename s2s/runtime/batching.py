@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from ..errors import ArgumentError, NonDifferentiableError
-from . import _is_basic_index, _is_complex, _norm_axis, broadcast_like, reduced_size, unbroadcast
+from . import broadcast_like, is_basic_index, is_complex, norm_axis, reduced_size, unbroadcast
 
 
 
@@ -150,7 +150,7 @@ def bgetitem(x, index, xb):
     """x[index] per example, for batched x and an unbatched index (advanced indices keep per-example semantics)."""
     if not xb:
         return x[index]
-    if _is_basic_index(index):
+    if is_basic_index(index):
         idx = index if isinstance(index, tuple) else (index,)
         return x[(slice(None),) + idx]
     if np.shape(x)[0] == 0:
@@ -160,7 +160,7 @@ def bgetitem(x, index, xb):
 
 def bsetitem(y, index, v, vb):
     """y[index] = v per example, for batched y (v batched or not)."""
-    if _is_basic_index(index):
+    if is_basic_index(index):
         idx = index if isinstance(index, tuple) else (index,)
         slot = y[(slice(None),) + idx]
         y[(slice(None),) + idx] = balign(v, (slot,), (True,)) if vb else v
@@ -258,7 +258,7 @@ def _stack_outputs(results, out_axes):
 
 def bunbroadcast(g, x, gb, xb):
     """unbroadcast per example."""
-    if _is_complex(g) and not _is_complex(x):
+    if is_complex(g) and not is_complex(x):
         g = np.real(g)
     if not gb:
         r = unbroadcast(g, x[0] if xb else x)
@@ -281,14 +281,14 @@ def bexpand_reduced(g, x, axis, keepdims, gb, xb):
     if not gb:
         g = np.broadcast_to(g, (size,) + np.shape(g))
     if not keepdims and len(shape):
-        g = np.expand_dims(g, tuple(a + 1 for a in _norm_axis(axis, len(shape))))
+        g = np.expand_dims(g, tuple(a + 1 for a in norm_axis(axis, len(shape))))
     return np.broadcast_to(g, (size,) + tuple(shape))
 
 
 def bexpand_reduced_vjp(d, g, axis, keepdims, gb):
     """Cotangent of g in bexpand_reduced(g, x, axis, keepdims, gb, xb): the reduction per example
     (summed over the batch too when g is the same for every example)."""
-    axes = tuple(a + 1 for a in _norm_axis(axis, np.ndim(d) - 1))
+    axes = tuple(a + 1 for a in norm_axis(axis, np.ndim(d) - 1))
     r = np.sum(d, axis=axes, keepdims=keepdims) if axes else d
     return r if gb else np.sum(r, axis=0)
 
@@ -300,7 +300,7 @@ def breduced_size(x, axis, xb):
 def badd_at(a, index, v, ab, vb, size):
     """add_at per example; a is batched (made so by the pass)."""
     idx = index if isinstance(index, tuple) else (index,)
-    if _is_basic_index(index):
+    if is_basic_index(index):
         a[(slice(None),) + idx] += v
     else:
         for b in range(size):

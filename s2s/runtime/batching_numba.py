@@ -11,8 +11,8 @@ from numba import types
 
 from .. import runtime as rt
 from . import batching as rtb
-from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none, _np_dtype,
-                                           blas_operand, overload)
+from ..backends.numba_lower.common import (blas_operand, impl_from_source, is_array, is_complex, is_none,
+                                           np_dtype, overload)
 from ..backends.numba_lower.loops import bmap_empty, bmap_put, zero_example
 
 
@@ -24,7 +24,7 @@ def _basic_index_type(index) -> bool:
 @overload(rtb.badd_at, prefer_literal=True)
 def _badd_at(a, index, v, ab, vb, size):
     """add_at per example (vmapped `x[i] += v`): a is batched; v batched when vb."""
-    if not _is_array(a) or not isinstance(vb, types.BooleanLiteral):
+    if not is_array(a) or not isinstance(vb, types.BooleanLiteral):
         return None
     if _basic_index_type(index):
         if isinstance(index, types.BaseTuple):
@@ -50,14 +50,14 @@ def _badd_at(a, index, v, ab, vb, size):
 @overload(rtb.balign)
 def _balign(x, peers, flags):
     # static: ranks and flags are known when Numba types the call
-    if not _is_array(x):
+    if not is_array(x):
         return lambda x, peers, flags: x
     flag_values = [getattr(f, "literal_value", None) for f in getattr(flags, "types", ())]
     if any(v is None for v in flag_values):
         return None
     ranks = [x.ndim - 1]
     for p, f in zip(peers.types, flag_values):
-        nd = p.ndim if _is_array(p) else 0
+        nd = p.ndim if is_array(p) else 0
         ranks.append(nd - 1 if f else nd)
     pad = max(ranks) - (x.ndim - 1)
     if pad <= 0:
@@ -85,13 +85,13 @@ def _batch_size(args, axes, names, axis_size=None):
         src += "    if args[%d].shape[axes[%d] %% args[%d].ndim] != n:\n" % (k, k, k)
         src += "        raise ValueError('vmap: the batched arguments differ in size along their batch axes')\n"
     src += "    return n\n"
-    return _impl_from_source(src)
+    return impl_from_source(src)
 
 
 @overload(rtb.baxis)
 def _baxis(axis, x):
-    nd = (x.ndim - 1) if _is_array(x) else 0
-    if _is_none(axis):
+    nd = (x.ndim - 1) if is_array(x) else 0
+    if is_none(axis):
         tup = tuple(range(1, nd + 1))
         return lambda axis, x: tup
     if isinstance(axis, types.Integer):
@@ -105,17 +105,17 @@ def _baxis(axis, x):
         if nd == 0:
             ones = (1,) * n
             return lambda axis, x: ones
-        return _impl_from_source("def impl(axis, x):\n    return (%s,)\n"
-                                 % ", ".join(f"axis[{k}] % {nd} + 1" for k in range(n)))
+        return impl_from_source("def impl(axis, x):\n    return (%s,)\n"
+                                % ", ".join(f"axis[{k}] % {nd} + 1" for k in range(n)))
     return None
 
 
 @overload(rtb.btranspose)
 def _btranspose(x, axes=None):
-    if not _is_array(x) or x.ndim < 1:
+    if not is_array(x) or x.ndim < 1:
         return None
     nd = x.ndim - 1
-    if _is_none(axes):
+    if is_none(axes):
         perm = (0,) + tuple(range(nd, 0, -1))
         return lambda x, axes=None: np.transpose(x, perm)
     if isinstance(axes, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axes.types):
@@ -125,14 +125,14 @@ def _btranspose(x, axes=None):
         if nd == 0:
             return lambda x, axes=None: x
         perm = ", ".join(["0"] + [f"axes[{k}] % {nd} + 1" for k in range(nd)])
-        return _impl_from_source("import numpy as np\ndef impl(x, axes=None):\n"
-                                 "    return np.transpose(x, (%s,))\n" % perm)
+        return impl_from_source("import numpy as np\ndef impl(x, axes=None):\n"
+                                "    return np.transpose(x, (%s,))\n" % perm)
     return None
 
 
 @overload(rtb.breshape)
 def _breshape(x, shape):
-    if not _is_array(x):
+    if not is_array(x):
         return None
     if isinstance(shape, types.Integer):
         return lambda x, shape: np.ascontiguousarray(x).reshape((x.shape[0], shape))
@@ -153,13 +153,13 @@ def _bgetitem(x, index, xb):
         return None
     if not flag:
         return lambda x, index, xb: x[index]
-    if not _is_array(x):
+    if not is_array(x):
         return None
     parts = list(index.types) if isinstance(index, types.BaseTuple) else [index]
     if all(_basic_index_part(t) for t in parts):
         if isinstance(index, types.BaseTuple):
             src = "def impl(x, index, xb):\n    return x[:%s]\n" % "".join(f", index[{k}]" for k in range(len(parts)))
-            return _impl_from_source(src)
+            return impl_from_source(src)
         return lambda x, index, xb: x[:, index]
 
     def per_example(x, index, xb):       # advanced indexing: per example, stacked (np.stack)
@@ -184,16 +184,16 @@ def _bbroadcast_like(g, x, gb, xb):
         return None
     if not fg:
         return lambda g, x, gb, xb: rt.broadcast_like(g, x)
-    xnd = x.ndim if _is_array(x) else 0
-    if not _is_array(g) or g.ndim < 1 or not (_is_array(x) or isinstance(x, (types.Number, types.Boolean))):
+    xnd = x.ndim if is_array(x) else 0
+    if not is_array(g) or g.ndim < 1 or not (is_array(x) or isinstance(x, (types.Number, types.Boolean))):
         return None
     shape = "x.shape" if fx else "(g.shape[0],)" + (" + x.shape" if xnd else "")
     lead = (xnd if fx else xnd + 1) - g.ndim
     if lead < 0:
         return None
     inner = "g.shape[:1] + " + repr((1,) * lead) + " + g.shape[1:]"
-    return _impl_from_source("import numpy as np\ndef impl(g, x, gb, xb):\n"
-                             f"    return np.broadcast_to(np.ascontiguousarray(g).reshape({inner}), {shape})\n")
+    return impl_from_source("import numpy as np\ndef impl(g, x, gb, xb):\n"
+                            f"    return np.broadcast_to(np.ascontiguousarray(g).reshape({inner}), {shape})\n")
 
 
 @overload(rtb.bseed)
@@ -204,7 +204,7 @@ def _bseed(y):
 @overload(rtb.bmatmul)
 def _bmatmul(a, b, ab, bb):
     fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
-    if fa is None or fb is None or not (_is_array(a) and _is_array(b)):
+    if fa is None or fb is None or not (is_array(a) and is_array(b)):
         return None
     pa, pb = a.ndim - int(fa), b.ndim - int(fb)
     if fa and not fb:
@@ -242,7 +242,7 @@ def _example_matmul(x, y):
 
 @overload(_example_matmul)
 def _example_matmul_impl(x, y):
-    if not (_is_array(x) and _is_array(y)) or y.ndim > 2 or x.ndim < 1:
+    if not (is_array(x) and is_array(y)) or y.ndim > 2 or x.ndim < 1:
         return None
     if x.ndim <= 2:
         return lambda x, y: np.dot(blas_operand(x), blas_operand(y))
@@ -267,7 +267,7 @@ def _bmatmul_per_example(a, b, fa, fb, pa, pb):
         return None
     if not all(isinstance(t.dtype, types.Float) for t in (a, b)):
         return None
-    dtype = np.result_type(_np_dtype(a.dtype), _np_dtype(b.dtype))
+    dtype = np.result_type(np_dtype(a.dtype), np_dtype(b.dtype))
     if pb == 1:
         tail = "sa[:-1]"
     elif pa == 1:
@@ -284,7 +284,7 @@ def _bmatmul_per_example(a, b, fa, fb, pa, pb):
            "    for i in range(n):\n"
            f"        out[i] = _example_matmul({'a[i]' if fa else 'a'}, {'b[i]' if fb else 'b'})\n"
            "    return out\n")
-    return _impl_from_source(src, {"np": np, "dtype": dtype, "_example_matmul": _example_matmul})
+    return impl_from_source(src, {"np": np, "dtype": dtype, "_example_matmul": _example_matmul})
 
 
 @overload(rtb.bdot)
@@ -293,8 +293,8 @@ def _bdot(a, b, ab, bb):
     fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
     if fa is None or fb is None:
         return None
-    pa = (a.ndim if _is_array(a) else 0) - int(fa)
-    pb = (b.ndim if _is_array(b) else 0) - int(fb)
+    pa = (a.ndim if is_array(a) else 0) - int(fa)
+    pb = (b.ndim if is_array(b) else 0) - int(fb)
     if pa >= 1 and pb >= 1:
         if pb > 2:       # np.dot of a stack of matrices is not matmul's product
             return None
@@ -304,13 +304,13 @@ def _bdot(a, b, ab, bb):
         # unify an aligned array with the unaligned one)
         src = "def impl(a, b, ab, bb):\n    return %s * %s\n" % (
             "rtb.balign(a, (b,), (bb,))" if fa else "a", "rtb.balign(b, (a,), (ab,))" if fb else "b")
-        return _impl_from_source(src, {"rtb": rtb})
+        return impl_from_source(src, {"rtb": rtb})
     return None
 
 
 @overload(rtb.bunbroadcast)
 def _bunbroadcast(g, x, gb, xb):
-    if _is_complex(g) and not _is_complex(x):
+    if is_complex(g) and not is_complex(x):
         return lambda g, x, gb, xb: rtb.bunbroadcast(np.real(g), x, gb, xb)
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
     if fg is None or fx is None:
@@ -318,14 +318,14 @@ def _bunbroadcast(g, x, gb, xb):
     if not fg:       # one cotangent for the batch: unbroadcast it once, repeated per example of x
         if not fx:
             return lambda g, x, gb, xb: rt.unbroadcast(g, x)
-        if not _is_array(x):
+        if not is_array(x):
             return None
         return lambda g, x, gb, xb: rtb.bexpand(rt.unbroadcast(g, x[0]), x.shape[0])
-    if not _is_array(g):
+    if not is_array(g):
         return lambda g, x, gb, xb: g
-    xr = (x.ndim - (1 if fx else 0)) if _is_array(x) else 0
+    xr = (x.ndim - (1 if fx else 0)) if is_array(x) else 0
     gr = g.ndim - (1 if fg else 0)
-    if fg and gr == xr and not _is_array(x):
+    if fg and gr == xr and not is_array(x):
         return lambda g, x, gb, xb: g
     if fg and gr >= xr and xr > 0:
         # x may have been broadcast along its size-1 axes (hypot(a, b) of b (3, 1) and a (3, 4)) and
@@ -345,7 +345,7 @@ def _bunbroadcast(g, x, gb, xb):
             lines.append("    " * (k + 1) + f"for i{k} in range(g.shape[{k}]):")
         lines.append("    " * (nd + 1) + f"out[{out_idx}] += g[{idx}]")
         lines.append("    return out")
-        return _impl_from_source("\n".join(lines) + "\n", {"np": np})
+        return impl_from_source("\n".join(lines) + "\n", {"np": np})
     if fg and xr == 0:
         def sum_rows(g, x, gb, xb):
             out = np.zeros(g.shape[0])
@@ -360,7 +360,7 @@ def _bunbroadcast(g, x, gb, xb):
 def _bexpand_reduced_axes(g, x, axis, keepdims, fg, fx):
     """bexpand_reduced of a reduction over constant axes: every element of the result reads the
     reduced value its example and its kept indices name (g's size-1 axes broadcast)."""
-    if not _is_array(x) or (fg and not _is_array(g)):
+    if not is_array(x) or (fg and not is_array(g)):
         return None
     nd = x.ndim - (1 if fx else 0)
     if isinstance(axis, types.IntegerLiteral):
@@ -382,19 +382,19 @@ def _bexpand_reduced_axes(g, x, axis, keepdims, fg, fx):
         elif k not in axes:
             gidx.append(f"i{k}")
             pos += 1
-    if _is_array(g) and g.ndim != pos:
+    if is_array(g) and g.ndim != pos:
         return None
-    read = "g" if not _is_array(g) else (f"g[{', '.join(gidx)}]" if gidx else "g[()]")
+    read = "g" if not is_array(g) else (f"g[{', '.join(gidx)}]" if gidx else "g[()]")
     lines = ["def impl(g, x, axis, keepdims, gb, xb):",
              f"    size = {'g' if fg else 'x'}.shape[0]",
              f"    xs = x.shape{'[1:]' if fx else ''}",
-             f"    out = np.empty((size,) + xs, {'g.dtype' if _is_array(g) else 'np.float64'})",
+             f"    out = np.empty((size,) + xs, {'g.dtype' if is_array(g) else 'np.float64'})",
              "    for b in range(size):"]
     for k in range(nd):
         lines.append("    " * (k + 2) + f"for i{k} in range(xs[{k}]):")
     lines.append("    " * (nd + 2) + f"out[b, {', '.join(f'i{k}' for k in range(nd))}] = {read}")
     lines.append("    return out")
-    return _impl_from_source("\n".join(lines) + "\n", {"np": np})
+    return impl_from_source("\n".join(lines) + "\n", {"np": np})
 
 
 @overload(rtb.bexpand_reduced)
@@ -405,11 +405,11 @@ def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
     fg, fx = getattr(gb, "literal_value", None), getattr(xb, "literal_value", None)
     if fg is None or fx is None or not (fg or fx):
         return None
-    if not _is_none(axis):
+    if not is_none(axis):
         return _bexpand_reduced_axes(g, x, axis, keepdims, fg, fx)
-    if fg != _is_array(g):       # batched: an array of per-example values; shared: a number
+    if fg != is_array(g):       # batched: an array of per-example values; shared: a number
         return None
-    if not _is_array(x):
+    if not is_array(x):
         if fx:
             return None
         return lambda g, x, axis, keepdims, gb, xb: np.ascontiguousarray(g).reshape(g.size).astype(np.float64)
@@ -442,7 +442,7 @@ def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
 
 @overload(rtb.bexpand)
 def _bexpand(x, size):
-    if _is_array(x):
+    if is_array(x):
         return lambda x, size: np.ascontiguousarray(np.broadcast_to(x, (size,) + x.shape))
     return lambda x, size: np.full(size, x)
 
@@ -453,7 +453,7 @@ def _bmatmul_vjp_lower(side):
     def lower(g, a, b, ab, bb, keep=False):
         fa, fb = getattr(ab, "literal_value", None), getattr(bb, "literal_value", None)
         fk = getattr(keep, "literal_value", None)
-        if fa is None or fb is None or not fk or not (_is_array(a) and _is_array(b) and _is_array(g)):
+        if fa is None or fb is None or not fk or not (is_array(a) and is_array(b) and is_array(g)):
             return None
         if g.ndim == 1 and fa != fb and (a.ndim, b.ndim) == ((2, 1) if fa else (1, 2)):
             # per-example dot products (a batched vector against a shared one, or the reverse):

@@ -15,7 +15,7 @@ from numba import types
 from numba.extending import register_jitable
 
 from . import collectives as rc
-from ..backends.numba_lower.common import _is_array, overload
+from ..backends.numba_lower.common import is_array, overload
 
 
 def _array(dtype, ndim: int):
@@ -28,7 +28,7 @@ def _float_of(dtype):
 
 def _result_type(op: str, x, tiled: bool = False):
     """The type `op(x, ...)` returns in compiled code (None: not lowered for that type)."""
-    if _is_array(x):
+    if is_array(x):
         dtype, ndim = x.dtype, x.ndim
     elif isinstance(x, (types.Float, types.Integer, types.Boolean)):
         dtype, ndim = (types.float64 if isinstance(x, types.Float) else types.int64), 0

@@ -16,11 +16,11 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import List
 
 from .. import runtime as rt
-from ..backends.numba_lower.common import (_impl_from_source, _is_array, _is_complex, _is_none,
-                                           blas_operand, overload)
+from ..backends.numba_lower.common import (blas_operand, impl_from_source, is_array, is_complex, is_none,
+                                           overload)
 from ..ops.linalg.numba_products import expand_last, expand_second_last, matmul
-from ..ops.reductions.numba_kernels import (_axis_mask_impl, _kept_shape, _reduced_flat_index, is_float_sequence,
-                                            reduce_sum, stack_sequence)
+from ..ops.reductions.numba_kernels import (axis_mask_impl, is_float_sequence, kept_shape_from_mask, reduce_sum,
+                                            reduced_flat_index, stack_sequence)
 
 
 
@@ -58,7 +58,7 @@ def _restore(st, current):
 
 @overload(rt.copy_value)
 def _copy_value(x):
-    if _is_array(x):
+    if is_array(x):
         return lambda x: x.copy()
     return lambda x: x
 
@@ -83,7 +83,7 @@ def _list_position(index, length):
 
 @overload(rt.check_not_held)
 def _check_not_held(target, held, update, target_name, holder):
-    if _is_array(target) and _is_array(held):
+    if is_array(target) and is_array(held):
         def impl(target, held, update, target_name, holder):
             if _may_share_memory(target, held):
                 raise ValueError("an in-place update changes an array that a list element, a default argument "
@@ -182,7 +182,7 @@ def _seed(y):
                                             "differentiate the real part: np.real(...)")
     if isinstance(getattr(y, "dtype", y), types.Boolean):
         raise numba.core.errors.TypingError("grad of a boolean output: a comparison has no derivative (as in JAX)")
-    if _is_array(y) and y.ndim > 0:
+    if is_array(y) and y.ndim > 0:
         def impl(y):
             raise ValueError("grad requires a function with a scalar output")
         return impl
@@ -191,23 +191,23 @@ def _seed(y):
 
 @overload(rt.zeros_like)
 def _zeros_like(x):
-    if _is_array(x) and x.ndim == 0:
+    if is_array(x) and x.ndim == 0:
         # Numba's arithmetic on 0-d arrays gives scalars: a 0-d zero array would not unify with
         # `dx + ...` in a loop; the cotangent of a 0-d array is a scalar (the wrapper returns it)
         return lambda x: 0.0
-    if _is_array(x):
+    if is_array(x):
         return lambda x: np.zeros(x.shape)
     if isinstance(x, types.ListType):
         def impl(x):
             return List.empty_list(x.item_type)
         return impl
-    if isinstance(x, types.List) and _is_array(x.dtype):     # np.split's pieces: one zero array each
+    if isinstance(x, types.List) and is_array(x.dtype):     # np.split's pieces: one zero array each
         return lambda x: [np.zeros(e.shape) for e in x]
     if isinstance(x, types.BaseTuple):      # an op's tuple result (see add_at_value)
         if len(x) == 0:
             return lambda x: ()
         parts = ", ".join(f"rt.zeros_like(x[{j}])" for j in range(len(x)))
-        return _impl_from_source(f"def impl(x):\n    return ({parts},)\n", {"rt": rt})
+        return impl_from_source(f"def impl(x):\n    return ({parts},)\n", {"rt": rt})
     return lambda x: 0.0
 
 
@@ -224,16 +224,16 @@ def _to_float(x):
 # ----- unbroadcast / expand ---------------------------------------------------------------
 @overload(rt.unbroadcast)
 def _unbroadcast(g, x):
-    if _is_complex(g) and not _is_complex(x):     # a real operand of a complex op: the real part
+    if is_complex(g) and not is_complex(x):     # a real operand of a complex op: the real part
         return lambda g, x: rt.unbroadcast(np.real(g), x)
-    if not _is_array(g) or g.ndim == 0:
+    if not is_array(g) or g.ndim == 0:
         return lambda g, x: g
-    if not _is_array(x) or x.ndim == 0:
+    if not is_array(x) or x.ndim == 0:
         return lambda g, x: np.sum(g)
     if g.ndim < x.ndim:
         return None
     same_rank = g.ndim == x.ndim
-    out_dtype = np.complex128 if _is_complex(g) else np.float64
+    out_dtype = np.complex128 if is_complex(g) else np.float64
 
     def impl(g, x):
         if same_rank and g.shape == x.shape:
@@ -262,7 +262,7 @@ def _unbroadcast(g, x):
 
 @overload(rt.broadcast_like)
 def _broadcast_like(g, x):
-    if not _is_array(x):
+    if not is_array(x):
         return lambda g, x: g
     return lambda g, x: np.ascontiguousarray(np.broadcast_to(g, x.shape))
 
@@ -273,30 +273,30 @@ def _expand_reduced(g, x, axis=None, keepdims=False):
         return lambda g, x, axis=None, keepdims=False: rt.expand_reduced(g, stack_sequence(x), axis, keepdims)
     if isinstance(x, (types.List, types.BaseTuple)):
         return None
-    if not _is_array(x) or x.ndim == 0:
+    if not is_array(x) or x.ndim == 0:
         return lambda g, x, axis=None, keepdims=False: g
-    if not _is_array(g) or g.ndim == 0:
+    if not is_array(g) or g.ndim == 0:
         return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g * 1.0)
-    mask_of = _axis_mask_impl(axis)
+    mask_of = axis_mask_impl(axis)
     if mask_of is None:
         return None
     nd = x.ndim
 
     def impl(g, x, axis=None, keepdims=False):
-        kshape = _kept_shape(x.shape, mask_of(axis, nd))
+        kshape = kept_shape_from_mask(x.shape, mask_of(axis, nd))
         gc = np.ascontiguousarray(g).ravel()
         out = np.empty(x.size)
         for flat in range(x.size):
-            out[flat] = gc[_reduced_flat_index(flat, x.shape, kshape)]
+            out[flat] = gc[reduced_flat_index(flat, x.shape, kshape)]
         return out.reshape(x.shape)
     return impl
 
 
 @overload(rt.reduced_size)
 def _reduced_size(x, axis=None):
-    if not _is_array(x):
+    if not is_array(x):
         return lambda x, axis=None: 1.0
-    mask_of = _axis_mask_impl(axis)
+    mask_of = axis_mask_impl(axis)
     nd = x.ndim
 
     def impl(x, axis=None):
@@ -312,7 +312,7 @@ def _reduced_size(x, axis=None):
 # ----- elementwise helpers ------------------------------------------------------------------
 @overload(rt.tie_weight)
 def _tie_weight(a, b):
-    if _is_array(a) or _is_array(b):
+    if is_array(a) or is_array(b):
         def impl(a, b):
             return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
         return impl
@@ -328,7 +328,7 @@ def _tie_weight(a, b):
 
 @overload(rt.extremum_weights)
 def _extremum_weights(x, y, axis=None, keepdims=False):
-    if not _is_array(x):
+    if not is_array(x):
         return lambda x, y, axis=None, keepdims=False: 1.0
 
     def impl(x, y, axis=None, keepdims=False):
@@ -355,7 +355,7 @@ def _add_at_value(a, index, v):
             return None
         k %= len(a)
         parts = ", ".join(f"a[{j}] + v" if j == k else f"a[{j}]" for j in range(len(a)))
-        return _impl_from_source(f"def impl(a, index, v):\n    return ({parts},)\n")
+        return impl_from_source(f"def impl(a, index, v):\n    return ({parts},)\n")
 
     def impl(a, index, v):
         rt.add_at(a, index, v)
@@ -397,7 +397,7 @@ def _add_at_tuple(a, index, v):
                 a[sl, idx[k]] += vb[:, k]
         return cols
     checks = "".join(f"    if _repeats(index[{k}]):\n        raise ValueError(MESSAGE)\n" for k in where)
-    return _impl_from_source(f"def impl(a, index, v):\n{checks}    a[index] += v\n", {
+    return impl_from_source(f"def impl(a, index, v):\n{checks}    a[index] += v\n", {
         "_repeats": _repeats, "MESSAGE": "s2s jit: a tuple index repeats a position; this accumulation is not "
                                          "compiled (run without s2s.jit, or index one axis at a time)"})
 
@@ -408,7 +408,7 @@ def _add_at(a, index, v):
         return _add_at_tuple(a, index, v)
     if isinstance(index, types.Array):
         if index.dtype == types.boolean:
-            if not _is_array(a) or index.ndim != a.ndim or a.layout != "C":
+            if not is_array(a) or index.ndim != a.ndim or a.layout != "C":
                 return None      # a mask over the leading axes only: not compiled
 
             def impl_mask(a, index, v):      # x[mask] picks each position once, in C order
@@ -421,7 +421,7 @@ def _add_at(a, index, v):
                         flat[i] += vb[j]
                         j += 1
             return impl_mask
-        if _is_array(v):
+        if is_array(v):
             def impl_arr(a, index, v):
                 for k in range(index.size):
                     a[index[k]] += v[k]
@@ -462,7 +462,7 @@ def _setitem_cotangent(g, index, like):
 
 # ----- products -----------------------------------------------------------------------
 def _mm_case(a, b):
-    return (a.ndim if _is_array(a) else 0, b.ndim if _is_array(b) else 0)
+    return (a.ndim if is_array(a) else 0, b.ndim if is_array(b) else 0)
 
 
 def _matmul_vjp_stacks(side, a, b):
@@ -514,14 +514,14 @@ def _matmul_vjp_b(g, a, b):
 
 @overload(rt.dot_vjp_a)
 def _dot_vjp_a(g, a, b):
-    if not _is_array(a) or not _is_array(b):
+    if not is_array(a) or not is_array(b):
         return lambda g, a, b: rt.unbroadcast(g * b, a)
     return lambda g, a, b: rt.matmul_vjp_a(g, a, b)
 
 
 @overload(rt.dot_vjp_b)
 def _dot_vjp_b(g, a, b):
-    if not _is_array(a) or not _is_array(b):
+    if not is_array(a) or not is_array(b):
         return lambda g, a, b: rt.unbroadcast(g * a, b)
     return lambda g, a, b: rt.matmul_vjp_b(g, a, b)
 
@@ -531,7 +531,7 @@ def _float_dtype_flag(dtype):
     # a constant of the dtype's type: float / complex keep derivatives, int / bool do not (it was
     # 1.0 for every dtype: x.astype(int) passed x's cotangent through)
     t = dtype
-    if _is_none(t):             # dtype=None (np.asarray(x)): np.dtype(None) is float64, as in Python
+    if is_none(t):             # dtype=None (np.asarray(x)): np.dtype(None) is float64, as in Python
         return lambda dtype: 1.0
     if isinstance(t, types.NumberClass):
         inst = t.instance_type
@@ -569,9 +569,9 @@ def _pick_cotangent(g, index, k, like):
 # ----- fft axes ---------------------------------------------------------------------------
 @overload(rt.fft_axes)
 def _fft_axes(a, axes):
-    if _is_none(axes):
-        n = a.ndim if _is_array(a) else 0
-        return _impl_from_source(f"def impl(a, axes):\n    return ({''.join(f'{k}, ' for k in range(n))})\n")
+    if is_none(axes):
+        n = a.ndim if is_array(a) else 0
+        return impl_from_source(f"def impl(a, axes):\n    return ({''.join(f'{k}, ' for k in range(n))})\n")
     if isinstance(axes, types.UniTuple) and isinstance(axes.dtype, types.Integer):
         return lambda a, axes: axes
     return None
@@ -579,7 +579,7 @@ def _fft_axes(a, axes):
 
 @overload(rt.inverse_axes)
 def _inverse_axes_tuple(axes):
-    if _is_none(axes):
+    if is_none(axes):
         return lambda axes: None
     if isinstance(axes, types.UniTuple):
         n = axes.count

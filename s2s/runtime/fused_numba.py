@@ -10,12 +10,12 @@ import numpy as np
 from numba import types
 
 from . import fused as rtf
-from ..backends.numba_lower.common import _impl_from_source, _is_array, overload
+from ..backends.numba_lower.common import impl_from_source, is_array, overload
 
 
 # ----- fused loops ------------------------------------------------------------------------
 def _array_positions(tup):
-    return [k for k, t in enumerate(getattr(tup, "types", ())) if _is_array(t) and t.ndim > 0]
+    return [k for k, t in enumerate(getattr(tup, "types", ())) if is_array(t) and t.ndim > 0]
 
 
 @overload(rtf.fused_size)
@@ -34,7 +34,7 @@ def _fused_size(arrays, summed=()):
     for k in rest:
         src += "    if arrays[%d].shape != s:\n        return -1\n" % k
     src += "    return arrays[%d].size\n" % first
-    return _impl_from_source(src)
+    return impl_from_source(src)
 
 
 def _fused_alloc(zeroed: bool):
@@ -66,7 +66,7 @@ overload(rtf.fused_zeros)(_fused_alloc(zeroed=True))
 @overload(rtf.fused_grid)
 def _fused_grid(full, trail):
     fpos, tpos = _array_positions(full), _array_positions(trail)
-    zero_d = any(_is_array(t) and t.ndim == 0 for t in tuple(full.types) + tuple(trail.types))
+    zero_d = any(is_array(t) and t.ndim == 0 for t in tuple(full.types) + tuple(trail.types))
     if zero_d or len(fpos) != len(full.types) or not tpos:
         return lambda full, trail: (-1, 0)
     ranks = {full.types[k].ndim for k in fpos}
@@ -82,25 +82,25 @@ def _fused_grid(full, trail):
     # no elements: the unfused code (a broadcast operand's outputs would not be written)
     src += ("    cols = trail[%d].size\n    if full[0].size == 0:\n        return -1, 0\n"
             "    return full[0].size // cols, cols\n" % tpos[0])
-    return _impl_from_source(src)
+    return impl_from_source(src)
 
 
 @overload(rtf.flat_view, inline="always")
 def _flat_view(x):
-    if _is_array(x) and x.ndim == 0:
+    if is_array(x) and x.ndim == 0:
         return lambda x: x[()]
-    if _is_array(x) and x.layout == "C":
+    if is_array(x) and x.layout == "C":
         # inlined, so that parallel=True's alias analysis sees a view: a call's result is taken to be
         # a new array, and the fused loop's writes to an output's flat view were removed as dead
         return lambda x: x.reshape(x.size)
-    if _is_array(x):
+    if is_array(x):
         return lambda x: np.ascontiguousarray(x).ravel()
     return lambda x: x
 
 
 @overload(rtf.fused_out_view, inline="always")
 def _fused_out_view(x):
-    if _is_array(x):
+    if is_array(x):
         return _flat_view(x)
     if isinstance(x, types.Number):
         return lambda x: np.empty(1)      # a number output: its loop never runs (rtf.fused_out_view)
@@ -109,7 +109,7 @@ def _fused_out_view(x):
 
 @overload(rtf.elem)
 def _elem(xf, i):
-    if _is_array(xf):
+    if is_array(xf):
         return lambda xf, i: xf[i]
     return lambda xf, i: xf
 
@@ -123,12 +123,12 @@ def _rows_flags(ab, bb):
 @overload(rtf.rows_size)
 def _rows_size(a, b, ab, bb, others):
     fa, fb = _rows_flags(ab, bb)
-    if fa is None or not (fa or fb) or not (_is_array(a) and _is_array(b)):
+    if fa is None or not (fa or fb) or not (is_array(a) and is_array(b)):
         return None
     if a.ndim != (2 if fa else 1) or b.ndim != (2 if fb else 1) or \
-            any(_is_array(t) and t.ndim != 1 for t in others.types):
+            any(is_array(t) and t.ndim != 1 for t in others.types):
         return lambda a, b, ab, bb, others: -1     # other ranks: the unfused code runs
-    arrays = [k for k, t in enumerate(others.types) if _is_array(t)]
+    arrays = [k for k, t in enumerate(others.types) if is_array(t)]
     src = "def impl(a, b, ab, bb, others):\n"
     src += "    n = a.shape[0]\n" if fa else "    n = b.shape[0]\n"
     if fa and fb:
@@ -137,13 +137,13 @@ def _rows_size(a, b, ab, bb, others):
     for k in arrays:
         src += "    if others[%d].shape[0] != n:\n        return -1\n" % k
     src += "    return n\n"
-    return _impl_from_source(src)
+    return impl_from_source(src)
 
 
 @overload(rtf.rows_empty)
 def _rows_empty(a, b, ab, bb):
     fa, fb = _rows_flags(ab, bb)
-    if fa is None or not (_is_array(a) and _is_array(b)):
+    if fa is None or not (is_array(a) and is_array(b)):
         return None
     dtype = numba.np.numpy_support.from_dtype(np.result_type(numba.np.numpy_support.as_dtype(a.dtype),
                                                              numba.np.numpy_support.as_dtype(b.dtype)))
@@ -155,7 +155,7 @@ def _rows_empty(a, b, ab, bb):
 @overload(rtf.rows_outer_empty)
 def _rows_outer_empty(a, b, ab, bb):
     fa, fb = _rows_flags(ab, bb)
-    if fa is None or not (_is_array(a) and _is_array(b)):
+    if fa is None or not (is_array(a) and is_array(b)):
         return None
     if fa:
         return lambda a, b, ab, bb: np.empty((a.shape[0], a.shape[-1]))
@@ -166,18 +166,18 @@ def _rows_outer_empty(a, b, ab, bb):
 @overload(rtf.row_dot, jit_options={"fastmath": {"reassoc", "nsz", "contract"}})
 def _row_dot(a, b, i, ab, bb):
     fa, fb = _rows_flags(ab, bb)
-    if fa is None or not (_is_array(a) and _is_array(b)):
+    if fa is None or not (is_array(a) and is_array(b)):
         return None
 
     src = ("def impl(a, b, i, ab, bb):\n    s = 0.0\n    for k in range(a.shape[-1]):\n"
            "        s += %s * %s\n    return s\n" % ("a[i, k]" if fa else "a[k]", "b[i, k]" if fb else "b[k]"))
-    return _impl_from_source(src)
+    return impl_from_source(src)
 
 
 @overload(rtf.row_times, inline="always")
 def _row_times(out, i, c, v, vb):
     fv = getattr(vb, "literal_value", None)
-    if fv is None or not _is_array(v):
+    if fv is None or not is_array(v):
         return None
     if fv:
         def batched(out, i, c, v, vb):

@@ -8,8 +8,8 @@ analyses; optimizations; transforms; backends; the pipeline driver; the transfor
 Every `import` counts, function-level ones included, and so does the implicit import of a
 module's parent packages (importing `s2s.rules.table` runs `s2s/rules/__init__.py`); only the root
 package `s2s` is left out, since its `__init__` is the public api itself. A module that imports
-upward, an import circle, a module no layer names, or a module grown past the size limit fails
-here, with the way out in the message.
+upward, an import circle, a module no layer names, a module grown past the size limit, or a
+private name (`_x`) imported from another module fails here, with the way out in the message.
 """
 from __future__ import annotations
 
@@ -185,6 +185,27 @@ def test_the_check_sees_an_upward_import_and_a_circle():
     assert layer_of("s2s.ops.linalg.products_helpers")[1] == "op helpers"
     assert layer_of("s2s.frontend.hooks")[1] == "runtime"
     assert "s2s.frontend" in imports_of("s2s.frontend.parse") or "s2s.errors" in imports_of("s2s.frontend.parse")
+
+
+def private_imports() -> list[tuple[str, str]]:
+    """(importing module, name) for each private name (one leading underscore) a module of s2s
+    imports from another one."""
+    found = []
+    for module, path in sorted(MODULES.items()):
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("s2s")):
+                found += [(module, a.name) for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_private_name_is_imported_from_another_module():
+    found = private_imports()
+    assert not found, "private names imported from another s2s module (make the name public in its " \
+                      "module, dropping the underscore, and update its uses; or keep the code in one module):" \
+                      "\n  " + "\n  ".join(f"{m} imports {n}" for m, n in found)
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -4,7 +4,7 @@
 implementation, or None), records the helper in OVERLOADED (numba_cpu compiles the others from their
 plain-NumPy bodies) and compiles it with bounds checks (CHECKED); `compiled_helper` is how an
 overload calls the plain-NumPy helper it picks at typing time (numba_cpu registers the compiler);
-the type predicates the typers test; `_impl_from_source` for implementations generated per
+the type predicates the typers test; `impl_from_source` for implementations generated per
 argument types; `blas_operand`, an array as BLAS takes it (the products' lowerings).
 """
 from __future__ import annotations
@@ -50,15 +50,15 @@ def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a
     return _overload(fn, *args, **kwargs)
 
 
-def _is_array(t) -> bool:
+def is_array(t) -> bool:
     return isinstance(t, types.Array)
 
 
-def _is_none(t) -> bool:
+def is_none(t) -> bool:
     return t is None or isinstance(t, (types.NoneType, types.Omitted)) and getattr(t, "value", None) is None
 
 
-def _impl_from_source(src: str, names: dict | None = None):
+def impl_from_source(src: str, names: dict | None = None):
     """The function `impl` defined by `src`, with `names` (what it calls) as its globals: for
     implementations whose statements depend on the argument types (one check per tuple
     element, one index form per layout)."""
@@ -68,14 +68,14 @@ def _impl_from_source(src: str, names: dict | None = None):
 
 
 def _scalarish(t) -> bool:
-    return isinstance(t, (types.Number, types.Boolean)) or (_is_array(t) and t.ndim == 0)
+    return isinstance(t, (types.Number, types.Boolean)) or (is_array(t) and t.ndim == 0)
 
 
-def _is_complex(t) -> bool:
+def is_complex(t) -> bool:
     return isinstance(getattr(t, "dtype", t), types.Complex)
 
 
-def _np_dtype(t):
+def np_dtype(t):
     return numba.np.numpy_support.as_dtype(types.unliteral(t))
 
 
@@ -87,6 +87,6 @@ def blas_operand(x):
 
 @overload(blas_operand, inline="always")
 def _blas_operand_impl(x):
-    if _is_array(x) and x.layout in ("C", "F"):
+    if is_array(x) and x.layout in ("C", "F"):
         return lambda x: x
     return lambda x: np.ascontiguousarray(x)

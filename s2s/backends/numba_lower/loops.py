@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import types
 
-from .common import _impl_from_source, _is_array, _is_none, _np_dtype, overload
+from .common import impl_from_source, is_array, is_none, np_dtype, overload
 
 
 # ----- reversed ranges ----------------------------------------------------------------------
@@ -95,15 +95,15 @@ def zero_example(a, axis):
 @overload(zero_example, prefer_literal=True)
 def _zero_example(a, axis):
     k = getattr(axis, "literal_value", None)
-    if not _is_array(a) or not isinstance(k, int) or not -a.ndim <= k < a.ndim:
+    if not is_array(a) or not isinstance(k, int) or not -a.ndim <= k < a.ndim:
         return None
     k %= a.ndim
-    dtype = _np_dtype(a.dtype)
+    dtype = np_dtype(a.dtype)
     if a.ndim == 1:
         return lambda a, axis: np.zeros(1, dtype)[0]
     shape = "".join(f"a.shape[{i}], " for i in range(a.ndim) if i != k)
-    return _impl_from_source(f"import numpy as np\ndef impl(a, axis):\n    return np.zeros(({shape}), dtype)\n",
-                             {"dtype": dtype})
+    return impl_from_source(f"import numpy as np\ndef impl(a, axis):\n    return np.zeros(({shape}), dtype)\n",
+                            {"dtype": dtype})
 
 
 def _refuse(msg):
@@ -114,21 +114,21 @@ def _stacked_parts(t):
     """(kind, dtype, ndim of a part) of a value np.asarray stacks: 'scalar', 'array', or
     'tuple'/'list' of scalars or of arrays of one type; None for anything else."""
     if isinstance(t, (types.Number, types.Boolean)):
-        return "scalar", _np_dtype(t), 0
-    if _is_array(t):
-        return "array", _np_dtype(t.dtype), t.ndim
+        return "scalar", np_dtype(t), 0
+    if is_array(t):
+        return "array", np_dtype(t.dtype), t.ndim
     if isinstance(t, types.BaseTuple) and len(t.types) > 0:
         if all(isinstance(e, (types.Number, types.Boolean)) for e in t.types):
-            return "tuple", np.result_type(*[_np_dtype(e) for e in t.types]), 0
-        if all(_is_array(e) for e in t.types) and len({(e.ndim, e.dtype) for e in t.types}) == 1:
-            return "tuple", _np_dtype(t.types[0].dtype), t.types[0].ndim
+            return "tuple", np.result_type(*[np_dtype(e) for e in t.types]), 0
+        if all(is_array(e) for e in t.types) and len({(e.ndim, e.dtype) for e in t.types}) == 1:
+            return "tuple", np_dtype(t.types[0].dtype), t.types[0].ndim
         return None
     if isinstance(t, (types.List, types.ListType)):
         e = t.dtype
         if isinstance(e, (types.Number, types.Boolean)):
-            return "list", _np_dtype(e), 0
-        if _is_array(e):
-            return "list", _np_dtype(e.dtype), e.ndim
+            return "list", np_dtype(e), 0
+        if is_array(e):
+            return "list", np_dtype(e.dtype), e.ndim
     return None
 
 
@@ -187,11 +187,11 @@ def _put_source(kind, ndim, n):
 @overload(bmap_put)
 def _bmap_put(out, b, value):
     parts = _stacked_parts(value)
-    if parts is None or not _is_array(out):
+    if parts is None or not is_array(out):
         return None
     kind, _, ndim = parts
     n = len(value.types) if kind == "tuple" else 0
-    return _impl_from_source(_put_source(kind, ndim, n))
+    return impl_from_source(_put_source(kind, ndim, n))
 
 
 @overload(stack_empty)
@@ -204,7 +204,7 @@ def _stack_empty(first, size):
                 _not_stackable(e)
         src = "def impl(first, size):\n    return (%s,)\n" % ", ".join(
             f"bmap_empty(first[{k}], size)" for k in range(len(first.types)))
-        return _impl_from_source(src, {"bmap_empty": bmap_empty})
+        return impl_from_source(src, {"bmap_empty": bmap_empty})
     return lambda first, size: bmap_empty(first, size)
 
 
@@ -215,14 +215,14 @@ def _stack_put(out, b, value):
             return None
         src = "def impl(out, b, value):\n" + "".join(
             f"    bmap_put(out[{k}], b, value[{k}])\n" for k in range(len(out.types)))
-        return _impl_from_source(src, {"bmap_put": bmap_put})
+        return impl_from_source(src, {"bmap_put": bmap_put})
     return lambda out, b, value: bmap_put(out, b, value)
 
 
 def _literal_axes(t):
     """The Python value of a constant out_axes type (an int, None, or a tuple of those), or
     a sentinel when it is not a constant."""
-    if _is_none(t):
+    if is_none(t):
         return None
     if isinstance(t, types.IntegerLiteral):
         return t.literal_value
@@ -258,11 +258,11 @@ def _stack_finish(out, first, out_axes):
             _refuse(f"s2s: vmap out_axes has {len(per)} entries but the function returns {n} values")
         parts = [f"first[{k}]" if ax is None else _move_batch_source(f"out[{k}]", out.types[k].ndim, ax)
                  for k, ax in enumerate(per)]
-        return _impl_from_source("import numpy as np\ndef impl(out, first, out_axes):\n    return (%s,)\n"
-                                 % ", ".join(parts))
+        return impl_from_source("import numpy as np\ndef impl(out, first, out_axes):\n    return (%s,)\n"
+                                % ", ".join(parts))
     if isinstance(axes, tuple):
         _refuse("s2s: vmap out_axes is a tuple but the function returns one value")
     if axes is None:
         return lambda out, first, out_axes: first
-    return _impl_from_source("import numpy as np\ndef impl(out, first, out_axes):\n    return %s\n"
-                             % _move_batch_source("out", out.ndim, axes))
+    return impl_from_source("import numpy as np\ndef impl(out, first, out_axes):\n    return %s\n"
+                            % _move_batch_source("out", out.ndim, axes))

@@ -14,15 +14,15 @@ from numba import types
 from ...ops.fft import helpers as fh
 from ...ops.reductions import helpers as rh
 from ...ops.shape import helpers as sh
-from .common import _impl_from_source, _is_array, _is_complex, overload
-from ...ops.reductions.numba_kernels import _axis_mask_impl, _kept_shape, _reduced_flat_index
+from .common import impl_from_source, is_array, is_complex, overload
+from ...ops.reductions.numba_kernels import axis_mask_impl, kept_shape_from_mask, reduced_flat_index
 
 
 @overload(fh.cotangent_kind)
 def _cotangent_kind(v, like):
-    if _is_complex(v) and not _is_complex(like):
+    if is_complex(v) and not is_complex(like):
         return lambda v, like: np.real(v)
-    if _is_complex(like) and not _is_complex(v):
+    if is_complex(like) and not is_complex(v):
         return lambda v, like: v * (1.0 + 0.0j)
     return lambda v, like: v
 
@@ -55,12 +55,12 @@ def _array_vjp(g, obj):
     body = _array_vjp_source(obj, "g", "obj", 0)
     if body is None:
         return None
-    return _impl_from_source("def impl(g, obj):\n" + "".join("    " + ln + "\n" for ln in body) + "    return out0\n")
+    return impl_from_source("def impl(g, obj):\n" + "".join("    " + ln + "\n" for ln in body) + "    return out0\n")
 
 
 @overload(sh.linspace_weights)
 def _linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
-    if not _is_array(y) or y.ndim != 1:
+    if not is_array(y) or y.ndim != 1:
         return None          # a linspace of arrays: no compiled version (the error says so)
 
     def impl(y, num, endpoint=True, retstep=False, axis=0):
@@ -73,16 +73,16 @@ def _linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
 
 @overload(rh.prod_except)
 def _prod_except(x, axis=None):
-    if not _is_array(x) or x.ndim == 0:
+    if not is_array(x) or x.ndim == 0:
         return lambda x, axis=None: 1.0
-    mask_of = _axis_mask_impl(axis)
+    mask_of = axis_mask_impl(axis)
     if mask_of is None:
         return None
     nd = x.ndim
 
     def impl(x, axis=None):
         # product of the other elements in each reduced group, division-free (exact at zeros)
-        kshape = _kept_shape(x.shape, mask_of(axis, nd))
+        kshape = kept_shape_from_mask(x.shape, mask_of(axis, nd))
         size = 1
         for d in range(nd):
             size *= kshape[d]
@@ -90,7 +90,7 @@ def _prod_except(x, axis=None):
         groups = np.empty(xc.size, dtype=np.int64)
         counts = np.zeros(size, dtype=np.int64)
         for flat in range(xc.size):
-            j = _reduced_flat_index(flat, x.shape, kshape)
+            j = reduced_flat_index(flat, x.shape, kshape)
             groups[flat] = j
             counts[j] += 1
         out = np.empty(xc.size)

@@ -19,7 +19,7 @@ from . import helpers as eh
 from ...frontend.ast_build import call_named, const, name
 from ...frontend.nodes import clone
 from ...rules.registry import declare
-from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, overload
+from ...backends.numba_lower.common import impl_from_source, is_array, is_none, overload
 from ...backends.numba_numpy.common import literal_value, standin
 from ..reductions.numba import float_like
 from ..special.numba import kernel_ufunc     # (lazy numba.vectorize of a scalar kernel)
@@ -37,7 +37,7 @@ def _heaviside(x1, x2):
 
 
 def _real(t) -> bool:
-    dt = t.dtype if _is_array(t) else t
+    dt = t.dtype if is_array(t) else t
     return isinstance(dt, (types.Float, types.Integer))
 
 
@@ -45,7 +45,7 @@ def _real(t) -> bool:
 def _heaviside_typer(x1, x2):
     if not (_real(x1) and _real(x2)):
         return None
-    if _is_array(x1) or _is_array(x2):
+    if is_array(x1) or is_array(x2):
         uf = kernel_ufunc(_heaviside, 2)
         return lambda x1, x2: uf(x1, x2)
     return lambda x1, x2: _heaviside(float(x1), float(x2))
@@ -64,16 +64,16 @@ if hasattr(math, "cbrt"):
 # =============================================================================
 
 def _clip_operand_ok(t):
-    if _is_none(t):
+    if is_none(t):
         return True
-    if _is_array(t):
+    if is_array(t):
         return t.dtype in (types.float64, types.int64) or isinstance(t.dtype, types.Boolean)
     return isinstance(t, (types.Float, types.Integer, types.Boolean))
 
 
 def _clip_bounds(a_min, a_max, min_, max_):
     """(lo, hi) argument names for the bounds given, or None when NumPy rejects the combination."""
-    given = {k: not _is_none(t) for k, t in (("a_min", a_min), ("a_max", a_max), ("min", min_), ("max", max_))}
+    given = {k: not is_none(t) for k, t in (("a_min", a_min), ("a_max", a_max), ("min", min_), ("max", max_))}
     if (given["a_min"] or given["a_max"]) and (given["min"] or given["max"]):
         raise TypingError("np.clip: passing `min` or `max` keyword argument when `a_min` and `a_max` "
                           "are provided is forbidden")
@@ -84,10 +84,10 @@ def _clip_bounds(a_min, a_max, min_, max_):
 
 @standin(np.clip)
 def _clip(a, a_min=None, a_max=None, out=None, min=None, max=None):  # noqa: A002
-    if not _is_none(out):
+    if not is_none(out):
         return None
-    dt = a.dtype if _is_array(a) else a
-    if not (dt == types.float64 or isinstance(dt, types.Integer) and (dt == types.int64 or not _is_array(a))):
+    dt = a.dtype if is_array(a) else a
+    if not (dt == types.float64 or isinstance(dt, types.Integer) and (dt == types.int64 or not is_array(a))):
         return None      # float32 / small ints / bool: NumPy's result dtype rules differ
     for t in (a_min, a_max, min, max):
         if not _clip_operand_ok(t):
@@ -99,8 +99,8 @@ def _clip(a, a_min=None, a_max=None, out=None, min=None, max=None):  # noqa: A00
     if hi is not None:
         expr = f"np.minimum({expr}, {hi})"
     if lo is None and hi is None:
-        expr = "a.copy()" if _is_array(a) else "a"
-    return _impl_from_source(
+        expr = "a.copy()" if is_array(a) else "a"
+    return impl_from_source(
         "import numpy as np\n"
         f"def impl(a, a_min=None, a_max=None, out=None, min=None, max=None):\n    return {expr}\n")
 
@@ -111,14 +111,14 @@ def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa
     if not isinstance(w, int):
         return None
     for t in (a, a_min, a_max, min, max):
-        if not _is_none(t) and not float_like(t):
+        if not is_none(t) and not float_like(t):
             return None
-    lo = "a_min" if not _is_none(a_min) else "min" if not _is_none(min) else None
-    hi = "a_max" if not _is_none(a_max) else "max" if not _is_none(max) else None
-    arrays = any(_is_array(t) and t.ndim > 0 for t in (a, a_min, a_max, min, max) if not _is_none(t))
+    lo = "a_min" if not is_none(a_min) else "min" if not is_none(min) else None
+    hi = "a_max" if not is_none(a_max) else "max" if not is_none(max) else None
+    arrays = any(is_array(t) and t.ndim > 0 for t in (a, a_min, a_max, min, max) if not is_none(t))
 
     def is_arr(t):
-        return not _is_none(t) and _is_array(t) and t.ndim > 0
+        return not is_none(t) and is_array(t) and t.ndim > 0
 
     shaped = {"af": is_arr(a), "m": is_arr(a) or (lo is not None and is_arr({"a_min": a_min, "min": min}[lo])),
               "a_min": is_arr(a_min), "min": is_arr(min), "a_max": is_arr(a_max), "max": is_arr(max)}
@@ -142,9 +142,9 @@ def _clip_share(a, a_min=None, a_max=None, min=None, max=None, which=0):  # noqa
         lines.append(f"    return np.asarray({share}).astype(np.float64)")
     else:
         lines.append(f"    return float({share})")
-    return _impl_from_source("import numpy as np\n"
-                             "def impl(a, a_min=None, a_max=None, min=None, max=None, which=0):\n"
-                             + "\n".join(lines) + "\n")
+    return impl_from_source("import numpy as np\n"
+                            "def impl(a, a_min=None, a_max=None, min=None, max=None, which=0):\n"
+                            + "\n".join(lines) + "\n")
 
 
 # ----- CUDA device code: the number form of a call (OpRule.cuda_scalar, read by backends/numba_cuda.py) -----

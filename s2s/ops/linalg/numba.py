@@ -17,7 +17,7 @@ from numba.np.numpy_support import from_dtype
 
 from ... import runtime as rt
 from . import helpers as lh
-from ...backends.numba_lower.common import _is_array, compiled_helper, overload
+from ...backends.numba_lower.common import compiled_helper, is_array, overload
 from ...backends.numba_numpy.common import STANDINS, flag_value, literal_value, standin
 from .numba_products import as_lin, bidx, expand_last, expand_second_last, lin_dtype, matmul, ndim, shape_size
 
@@ -38,7 +38,7 @@ def _stack3_ol(x):
 
 
 def _lin_input(a, name, min_ndim=2):
-    if not _is_array(a) or a.ndim < min_ndim:
+    if not is_array(a) or a.ndim < min_ndim:
         return None
     conv = as_lin(a)
     if conv is None:
@@ -383,7 +383,7 @@ _SVD = STANDINS[id(np.linalg.svd)]
 
 @overload(lh.det_vjp)
 def _det_vjp(g, a, y):
-    if not _is_array(a) or a.ndim < 2:
+    if not is_array(a) or a.ndim < 2:
         return None
     if a.ndim == 2:
         return lambda g, a, y: (g * y) * np.ascontiguousarray(_INV(a).T)
@@ -409,14 +409,14 @@ def _solve_like_ol(a, rhs, b):
 
 @overload(lh.solve_vjp_b)
 def _solve_vjp_b(g, a, b):
-    if not (_is_array(a) and _is_array(b) and _is_array(g)):
+    if not (is_array(a) and is_array(b) and is_array(g)):
         return None
     return lambda g, a, b: rt.unbroadcast(_solve_like(np.swapaxes(a, -1, -2), g, b), b)
 
 
 @overload(lh.solve_vjp_a)
 def _solve_vjp_a(g, a, b, y):
-    if not (_is_array(a) and _is_array(b) and _is_array(g)):
+    if not (is_array(a) and is_array(b) and is_array(g)):
         return None
     if b.ndim == 1:
         def vec(g, a, b, y):
@@ -433,7 +433,7 @@ def _solve_vjp_a(g, a, b, y):
 # ----- eigh / svd ------------------------------------------------------------------------------------
 @overload(lh.off_diagonal_inverse)
 def _off_diagonal_inverse(w):
-    if not _is_array(w) or w.ndim < 1:
+    if not is_array(w) or w.ndim < 1:
         return None
 
     def impl(w):
@@ -451,7 +451,7 @@ def _off_diagonal_inverse(w):
 
 @overload(lh.svdvals_vjp)
 def _svdvals_vjp(g, a):
-    if not (_is_array(a) and _is_array(g)) or a.ndim < 2:
+    if not (is_array(a) and is_array(g)) or a.ndim < 2:
         return None
 
     def impl(g, a):

@@ -15,7 +15,7 @@ from numba.core.errors import TypingError
 
 from ... import runtime as rt
 from . import products_helpers as ph
-from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, overload
+from ...backends.numba_lower.common import impl_from_source, is_array, is_none, overload
 from ...backends.numba_numpy.common import STANDINS, literal_value
 from .numba_products import matmul, ndim, tensordot_fn
 
@@ -56,7 +56,7 @@ def _static_axes(axes):
 
 def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
     """impl(g, a, b[, axes]) of tensordot_vjp_a (which=0) / _b (1), the plan computed at typing."""
-    if not (_is_array(a) and _is_array(b)) or a.ndim == 0 or b.ndim == 0:
+    if not (is_array(a) and is_array(b)) or a.ndim == 0 or b.ndim == 0:
         return None
     axes = xa_xb if xa_xb is not None else _static_axes(axes_type)
     if axes is None:
@@ -72,7 +72,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
     if gnd == 0:       # a full contraction: g multiplies the other operand (transposed back)
         other = "b" if which == 0 else "a"
         src = f"def impl(g, a, b, axes=2):\n    return (g * {other}).transpose({tuple(perm)!r})\n"
-        return _impl_from_source(src, {"np": np})
+        return impl_from_source(src, {"np": np})
     n = len(ca)
     first, second = ("g", "b") if which == 0 else ("a", "g")
     nd1 = gnd if which == 0 else a.ndim
@@ -80,7 +80,7 @@ def _tensordot_vjp_impl(which, g, a, b, xa_xb=None, axes_type=None):
     src = ("def impl(g, a, b, axes=2):\n"
            f"    r = _td({first}, {second}, {_const_ints_src(ca)}, {_const_ints_src(cb)})\n"
            f"    return r.transpose({tuple(perm)!r})\n")
-    return _impl_from_source(src, {"np": np, "_td": tensordot_fn(nd1, nd2, n)})
+    return impl_from_source(src, {"np": np, "_td": tensordot_fn(nd1, nd2, n)})
 
 
 def _tdvjp_lower(which):
@@ -105,7 +105,7 @@ def _pair_vjp_lower(which, axes_of, scalar_other):
         impl = _tensordot_vjp_impl(which, g, a, b, xa_xb=axes_of(na, nb))
         if impl is None:
             return None
-        return _impl_from_source("def impl(g, a, b):\n    return td(g, a, b)\n", {"td": numba.njit(impl)})
+        return impl_from_source("def impl(g, a, b):\n    return td(g, a, b)\n", {"td": numba.njit(impl)})
     return lower
 
 
@@ -124,7 +124,7 @@ def _dot_any_lower(which, other):
     matmul_vjp = rt.matmul_vjp_a if which == 0 else rt.matmul_vjp_b
 
     def lower(g, a, b):
-        if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        if not is_array(a) or not is_array(b) or a.ndim == 0 or b.ndim == 0:
             if other == "b":
                 return lambda g, a, b: rt.unbroadcast(g * b, a)
             return lambda g, a, b: rt.unbroadcast(g * a, b)
@@ -144,7 +144,7 @@ overload(ph.inner_vjp_b)(_pair_vjp_lower(1, _inner_axes, "a"))
 # ----- outer, kron ---------------------------------------------------------------------------------
 def _outer_vjp_lower(side):
     def lower(g, a, b):
-        if not (_is_array(g) and _is_array(a) and _is_array(b)):
+        if not (is_array(g) and is_array(a) and is_array(b)):
             return None
         if side == "a":
             return lambda g, a, b: np.ascontiguousarray(matmul(g, np.ascontiguousarray(b).ravel())).reshape(a.shape)
@@ -158,7 +158,7 @@ overload(ph.outer_vjp_b)(_outer_vjp_lower("b"))
 
 def _kron_vjp_lower(side):
     def lower(g, a, b):
-        if not (_is_array(g) and _is_array(a) and _is_array(b)):
+        if not (is_array(g) and is_array(a) and is_array(b)):
             return None
         na, nb = a.ndim, b.ndim
         nd = max(na, nb)
@@ -191,7 +191,7 @@ def _kron_vjp_lower(side):
         else:
             lines.append(f"{ind}out[{', '.join(jv)}] += gg[{gi}] * aa[{', '.join(iv)}]")
             lines.append("    return out.reshape(b.shape)")
-        return _impl_from_source("\n".join(lines) + "\n", {"np": np})
+        return impl_from_source("\n".join(lines) + "\n", {"np": np})
     return lower
 
 
@@ -204,8 +204,8 @@ overload(ph.kron_vjp_b)(_kron_vjp_lower("b"))
 def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     if not isinstance(subscripts, types.StringLiteral) or not isinstance(k, types.IntegerLiteral):
         return None
-    ops = [t for t in (a, b, c) if not _is_none(t)]
-    if not all(_is_array(t) for t in ops) or not (_is_array(g) or isinstance(g, types.Number)):
+    ops = [t for t in (a, b, c) if not is_none(t)]
+    if not all(is_array(t) for t in ops) or not (is_array(g) or isinstance(g, types.Number)):
         return None
     kk = k.literal_value
     ins, out = ph._einsum_parse(subscripts.literal_value, [t.ndim for t in ops])
@@ -215,7 +215,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     x = names[kk]
     # a full contraction's cotangent is a number (`np.einsum("i,i->", x, y)`): einsum takes arrays
     lines = ["def impl(g, subscripts, k, a, b=None, c=None):",
-             "    ga = g" if _is_array(g) else "    ga = np.full((), g)",
+             "    ga = g" if is_array(g) else "    ga = np.full((), g)",
              f"    r = einsum({spec!r}, ga{''.join(', ' + names[i] for i in others)})",
              f"    out = np.zeros({x}.shape)"]
     ind = "    "
@@ -226,7 +226,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
     rv = f"r[{', '.join('i_' + ch for ch in result)}]" if result else "r"
     lines.append(f"{ind}out[{', '.join('i_' + ch for ch in letters_k)}] = {rv}")
     lines.append("    return out")
-    return _impl_from_source("\n".join(lines) + "\n", {"np": np, "einsum": _EINSUM})
+    return impl_from_source("\n".join(lines) + "\n", {"np": np, "einsum": _EINSUM})
 
 
 # ----- trace, diag ----------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def _einsum_vjp(g, subscripts, k, a, b=None, c=None):
 @overload(ph.trace_vjp)
 def _trace_vjp(g, a, offset=0, axis1=0, axis2=1):
     """g on the offset diagonal of a's (axis1, axis2) plane, zeros elsewhere."""
-    if not _is_array(a) or a.ndim < 2:
+    if not is_array(a) or a.ndim < 2:
         return None
     nd = a.ndim
     ax1, ax2 = literal_value(axis1), literal_value(axis2)
@@ -246,7 +246,7 @@ def _trace_vjp(g, a, offset=0, axis1=0, axis2=1):
         raise TypingError("s2s (jit): np.trace: axis1 and axis2 cannot be the same")
     perm = tuple(d for d in range(nd) if d not in (ax1, ax2)) + (ax1, ax2)
     if nd == 2:
-        value = "g[()]" if _is_array(g) else "g"
+        value = "g[()]" if is_array(g) else "g"
         put = f"            v[i, j] = {value}\n"
     else:
         put = "            v[..., i, j] = g\n"
@@ -257,12 +257,12 @@ def _trace_vjp(g, a, offset=0, axis1=0, axis2=1):
            "        j = i + offset\n"
            "        if j >= 0 and j < v.shape[-1]:\n" + put +
            "    return out\n")
-    return _impl_from_source(src, {"np": np})
+    return impl_from_source(src, {"np": np})
 
 
 @overload(ph.diag_vjp)
 def _diag_vjp(g, v, k=0):
-    if not (_is_array(v) and _is_array(g)) or v.ndim not in (1, 2):
+    if not (is_array(v) and is_array(g)) or v.ndim not in (1, 2):
         return None
     if v.ndim == 1:
         return lambda g, v, k=0: np.diag(np.ascontiguousarray(g), k)
@@ -281,7 +281,7 @@ def _diag_vjp(g, v, k=0):
 # ----- cross ---------------------------------------------------------------------------------------
 def _cross_vjp_lower(side):
     def lower(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-        if not (_is_array(a) and _is_array(b) and _is_array(g)):
+        if not (is_array(a) and is_array(b) and is_array(g)):
             return None
         ax = literal_value(axis, default=NotImplemented)
         vals = [literal_value(t, default=NotImplemented) for t in (axisa, axisb, axisc)]

@@ -21,14 +21,14 @@ from numba.np.numpy_support import as_dtype, from_dtype
 
 from . import products_helpers as ph
 from ...rules.registry import declare
-from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, blas_operand
+from ...backends.numba_lower.common import blas_operand, impl_from_source, is_array, is_none
 from ...backends.numba_numpy.common import literal_value, standin
 
 
 # ----- types ---------------------------------------------------------------------------------
 def _dtype_of(t):
     """The NumPy dtype of an array or scalar type, None for anything else."""
-    if _is_array(t):
+    if is_array(t):
         return as_dtype(t.dtype)
     if isinstance(t, (types.Boolean, types.Integer, types.Float, types.Complex)):
         return as_dtype(t)
@@ -53,7 +53,7 @@ def lin_dtype(t):
 
 
 def ndim(t):
-    if _is_array(t):
+    if is_array(t):
         return t.ndim
     if isinstance(t, (types.Boolean, types.Integer, types.Float, types.Complex)):
         return 0
@@ -204,7 +204,7 @@ def _as_2d_col_ol(x):
 # ----- np.matmul --------------------------------------------------------------------------------
 def _matmul_impl(a, b):
     """The implementation of np.matmul(a, b) for array types a, b (None: not covered)."""
-    if not (_is_array(a) and _is_array(b)) or a.ndim == 0 or b.ndim == 0:
+    if not (is_array(a) and is_array(b)) or a.ndim == 0 or b.ndim == 0:
         return None
     rt = _result_dtype(a, b)
     if rt is None or rt.kind not in "biufc":
@@ -244,7 +244,7 @@ def _matmul_impl(a, b):
     src.append(f"    return out.reshape({tail})")
     glb = {"np": np, "_as_2d_row": _as_2d_row, "_as_2d_col": _as_2d_col, "shape_size": shape_size, "bidx": bidx,
            "_mm2": _mm2, "rt": from_dtype(rt)}
-    return _impl_from_source("\n".join(src) + "\n", glb)
+    return impl_from_source("\n".join(src) + "\n", glb)
 
 
 def matmul(a, b):
@@ -259,7 +259,7 @@ def _matmul_named(a, b):
 
 @standin(np.matmul)
 def _matmul(x1, x2, out=None):
-    if not _is_none(out):
+    if not is_none(out):
         return None
     impl = _matmul_impl(x1, x2)
     if impl is None:
@@ -372,7 +372,7 @@ def tensordot_fn(na, nb, n):
 
 def _tensordot_impl(a, b, axes):
     """Implementation of np.tensordot(a, b, axes) for these types (None: not covered)."""
-    if not (_is_array(a) and _is_array(b)) or a.ndim == 0 or b.ndim == 0:
+    if not (is_array(a) and is_array(b)) or a.ndim == 0 or b.ndim == 0:
         return None
     rt = _result_dtype(a, b)
     if rt is None or rt.kind not in "biufc":
@@ -389,7 +389,7 @@ def _tensordot_impl(a, b, axes):
         src.append(f"    xa = np.arange({na - n}, {na}).astype(np.int64)")
         src.append(f"    xb = np.arange(0, {n}).astype(np.int64)")
     src.append("    return _td(a, b, xa, xb)")
-    return _impl_from_source("\n".join(src) + "\n", {"np": np, "_td": tensordot_fn(na, nb, n)})
+    return impl_from_source("\n".join(src) + "\n", {"np": np, "_td": tensordot_fn(na, nb, n)})
 
 
 def tensordot(a, b, axes=2):
@@ -422,7 +422,7 @@ def _numba_dot_ok(a, b):
 
 @standin(np.dot)
 def _dot(a, b, out=None):
-    if not _is_none(out):
+    if not is_none(out):
         return None
     na, nb = ndim(a), ndim(b)
     if na is None or nb is None:
@@ -462,7 +462,7 @@ def _inner(a, b):
 
 @standin(np.vdot)
 def _vdot(a, b):
-    if not (_is_array(a) and _is_array(b)):
+    if not (is_array(a) and is_array(b)):
         return None
     rt = _result_dtype(a, b)
     if rt is None or rt.kind not in "biufc":
@@ -568,18 +568,18 @@ def _einsum(subscripts, *operands):
         return None
     if len(operands) == 1 and isinstance(operands[0], types.StarArgTuple):
         operands = tuple(operands[0].types)
-    if not operands or not all(_is_array(t) or ndim(t) == 0 for t in operands):
+    if not operands or not all(is_array(t) or ndim(t) == 0 for t in operands):
         return None
     rt = _result_dtype(*operands)
     if rt is None or rt.kind not in "biufc":
         return None
     ndims = [ndim(t) for t in operands]
-    if any(not _is_array(t) for t in operands):
+    if any(not is_array(t) for t in operands):
         return None
     src = _einsum_source(subscripts.literal_value, ndims)
     acc = types.int64 if rt.kind == "b" else from_dtype(rt)
     post = numba.njit(lambda x: x != 0) if rt.kind == "b" else _identity
-    return _impl_from_source(src, {"np": np, "acc": acc, "post": post})
+    return impl_from_source(src, {"np": np, "acc": acc, "post": post})
 
 
 # ----- np.cross -----------------------------------------------------------------------------------
@@ -593,7 +593,7 @@ def _axis_arg(t, name):
 
 @standin(np.cross)
 def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    if not (_is_array(a) and _is_array(b)) or a.ndim == 0 or b.ndim == 0:
+    if not (is_array(a) and is_array(b)) or a.ndim == 0 or b.ndim == 0:
         return None
     rt = _result_dtype(a, b)
     if rt is None or rt.kind not in "iufc":
@@ -650,7 +650,7 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 # Numba's operator covers 1-d and 2-d operands only; stacks (3-d and up) take np.matmul's rules.
 @_nb_overload(operator.matmul)
 def _matmul_operator(a, b):
-    if _is_array(a) and _is_array(b) and (a.ndim > 2 or b.ndim > 2):
+    if is_array(a) and is_array(b) and (a.ndim > 2 or b.ndim > 2):
         return _matmul_impl(a, b)
     return None
 

@@ -6,10 +6,10 @@ import numpy as np
 from numba import types
 from numba.extending import overload as nb_overload
 
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ...backends.numba_numpy.common import standin
 from ..reductions.numba import SIGNED_INTS
-from ..reductions.numba_norm import _batch_result, _batch_size, _matrix_perm
+from ..reductions.numba_norm import matrix_batch_result, matrix_batch_size, matrix_perm
 
 
 # =============================================================================
@@ -33,11 +33,11 @@ def _diag_prep_impl(a, offset, axis1, axis2):
         ax2 = axis2 % nd
         if ax1 == ax2:
             raise ValueError("axis1 and axis2 cannot be the same")
-        perm, inv = _matrix_perm(a.shape, ax1, ax2)
+        perm, inv = matrix_perm(a.shape, ax1, ax2)
         y = np.ascontiguousarray(a.transpose(perm))
         n1 = a.shape[ax1]
         n2 = a.shape[ax2]
-        nb = _batch_size(y.shape)
+        nb = matrix_batch_size(y.shape)
         if offset >= 0:
             i0 = 0
             j0 = offset
@@ -60,7 +60,7 @@ def _sum_dtype(t):
 
 @standin(np.trace)
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    if not (_is_none(dtype) and _is_none(out)) or not _is_array(a) or a.ndim < 2:
+    if not (is_none(dtype) and is_none(out)) or not is_array(a) or a.ndim < 2:
         return None
     if not all(isinstance(t, (int, types.Integer, types.Omitted)) for t in (offset, axis1, axis2)):
         return None
@@ -77,13 +77,13 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
             for k in range(L):
                 s += y3[b, i0 + k, j0 + k]
             res[b] = s
-        return _batch_result(res, yshape)
+        return matrix_batch_result(res, yshape)
     return impl
 
 
 @standin(np.diagonal)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
-    if not _is_array(a) or a.ndim < 2:
+    if not is_array(a) or a.ndim < 2:
         return None
     if not all(isinstance(t, (int, types.Integer, types.Omitted)) for t in (offset, axis1, axis2)):
         return None

@@ -14,8 +14,9 @@ from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload as nb_overload
 
-from ...backends.numba_lower.common import _is_array, _is_none
-from .numba_kernels import is_float_sequence, stack_sequence, _kept_shape, _n_reduced, _reduced_flat_index, reduce_sum
+from ...backends.numba_lower.common import is_array, is_none
+from .numba_kernels import (is_float_sequence, kept_shape_from_mask, n_reduced, reduce_sum, reduced_flat_index,
+                            stack_sequence)
 from ...backends.numba_numpy.common import flag_value, literal_value, standin
 
 
@@ -48,7 +49,7 @@ def check_literal_axes(axis, nd):
 
 def axis_form(axis):
     """'none', 'int', 'tuple' (of integers), or None (unsupported)."""
-    if _is_none(axis):
+    if is_none(axis):
         return "none"
     if isinstance(axis, types.Integer):
         return "int"
@@ -101,10 +102,10 @@ def _reduced_shape(shape, axis, keepdims):
     keep = flag_value(keepdims)
     if keep is None or axis_form(axis) is None:
         return None
-    nred = _n_reduced(axis, nd)
+    nred = n_reduced(axis, nd)
     if keep:
         def impl(shape, axis, keepdims):
-            return _kept_shape(shape, reduced_mask(axis, nd))
+            return kept_shape_from_mask(shape, reduced_mask(axis, nd))
         return impl
 
     def impl(shape, axis, keepdims):
@@ -128,7 +129,7 @@ def drop_reduced(r, shape, axis):
 @nb_overload(drop_reduced)
 def _drop_reduced(r, shape, axis):
     nd = len(shape)
-    if _n_reduced(axis, nd) == nd:
+    if n_reduced(axis, nd) == nd:
         def impl(r, shape, axis):
             return np.ascontiguousarray(r).reshape(r.size)[0]
         return impl
@@ -150,7 +151,7 @@ def _safe_sum(x, axis, keep):
     keepv = flag_value(keep)
     if keepv is None:
         return None
-    if keepv or not _is_array(x):
+    if keepv or not is_array(x):
         return lambda x, axis, keep: reduce_sum(x, axis, keep)
 
     def impl(x, axis, keep):
@@ -160,7 +161,7 @@ def _safe_sum(x, axis, keep):
 
 def float_like(t):
     """Array or scalar of float64, int or bool (what these stand-ins compute in float64)."""
-    dt = t.dtype if _is_array(t) else t
+    dt = t.dtype if is_array(t) else t
     return dt == types.float64 or isinstance(dt, (types.Integer, types.Boolean))
 
 
@@ -172,7 +173,7 @@ def _reduction_typer(kind):
     whole = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}[kind]
 
     def typer(a, axis=None, dtype=None, out=None, keepdims=False):
-        if not (_is_none(dtype) and _is_none(out)):
+        if not (is_none(dtype) and is_none(out)):
             return None
         keep = flag_value(keepdims)
         form = axis_form(axis)
@@ -180,7 +181,7 @@ def _reduction_typer(kind):
             return None
         if isinstance(a, (types.List, types.UniTuple)):
             return _sequence_reduction(a, kind)
-        if not _is_array(a):
+        if not is_array(a):
             if not isinstance(a, (types.Float, types.Integer, types.Boolean)) or form != "none" or keep:
                 return None
             return lambda a, axis=None, dtype=None, out=None, keepdims=False: whole(a)
@@ -263,7 +264,7 @@ def _extremum_impl(is_max):
             seen = np.zeros(size, dtype=np.bool_)
             xc = np.ascontiguousarray(x).reshape(x.size)
             for flat in range(x.size):
-                j = _reduced_flat_index(flat, x.shape, kshape)
+                j = reduced_flat_index(flat, x.shape, kshape)
                 v = xc[flat]
                 if v != v:          # NumPy's max/min propagate NaN
                     out[j] = v
@@ -298,7 +299,7 @@ def _reduce_prod_impl(x, axis, keep):
         out = np.ones(size)
         xc = np.ascontiguousarray(x).reshape(x.size)
         for flat in range(x.size):
-            out[_reduced_flat_index(flat, x.shape, kshape)] *= xc[flat]
+            out[reduced_flat_index(flat, x.shape, kshape)] *= xc[flat]
         r = out.reshape(kshape)
         if keepv:
             return r
@@ -321,14 +322,14 @@ if np.amax is not np.max:      # pragma: no cover - aliases in numpy 2
 
 def _var_typer(take_root: bool):
     def typer(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        if not (_is_none(dtype) and _is_none(out)):
+        if not (is_none(dtype) and is_none(out)):
             return None
         keep = flag_value(keepdims)
         if keep is None or axis_form(axis) is None:
             return None
         if not isinstance(ddof, (int, float, types.Integer, types.Float, types.Omitted)):
             return None
-        if not _is_array(a):
+        if not is_array(a):
             if not isinstance(a, (types.Float, types.Integer, types.Boolean)) or axis_form(axis) != "none" or keep:
                 return None
 
@@ -371,16 +372,16 @@ def _scan_dtype(t):
 
 def _scan_typer(is_sum: bool):
     def typer(a, axis=None, dtype=None, out=None):
-        if not (_is_none(dtype) and _is_none(out)):
+        if not (is_none(dtype) and is_none(out)):
             return None
         form = axis_form(axis)
         if form not in ("none", "int"):
             return None
-        dt = _scan_dtype(a.dtype if _is_array(a) else a)
+        dt = _scan_dtype(a.dtype if is_array(a) else a)
         if dt is None:
             return None
         npdt = np.dtype(str(dt)).type
-        if not _is_array(a) or a.ndim == 0:
+        if not is_array(a) or a.ndim == 0:
             if form != "none":
                 return None      # NumPy treats a 0-d input with an axis as 1-d; not covered
 
@@ -439,19 +440,19 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
     form = axis_form(axis)
     if ret is None or keep is None or form is None:
         return None
-    if not float_like(a) or not (_is_none(weights) or float_like(weights)):
+    if not float_like(a) or not (is_none(weights) or float_like(weights)):
         return None
-    if not _is_array(a):
+    if not is_array(a):
         if form != "none" or keep:
             return None
-        if _is_none(weights):
+        if is_none(weights):
             def scalar(a, axis=None, weights=None, returned=False, keepdims=False):
                 return (float(a), 1.0) if ret else float(a)
             return scalar
         return None
     nd = a.ndim
     check_literal_axes(axis, nd)
-    if _is_none(weights):
+    if is_none(weights):
         def impl(a, axis=None, weights=None, returned=False, keepdims=False):
             x = a.astype(np.float64)
             n = _count(x.shape, axis)
@@ -460,7 +461,7 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
                 return avg, _full_like_result(avg, n)
             return avg
         return impl
-    wnd = weights.ndim if _is_array(weights) else 0
+    wnd = weights.ndim if is_array(weights) else 0
     if wnd == nd:
         along = False
     elif wnd == 1 and (form == "int" or form == "tuple" and len(axis) == 1):
@@ -530,7 +531,7 @@ def _full_like_result(avg, v):
 
 @nb_overload(_full_like_result)
 def _full_like_result_impl(avg, v):
-    if _is_array(avg):
+    if is_array(avg):
         return lambda avg, v: np.full(avg.shape, v)
     return lambda avg, v: float(v)
 
@@ -541,10 +542,10 @@ def _broadcast_copy(s, like):
 
 @nb_overload(_broadcast_copy)
 def _broadcast_copy_impl(s, like):
-    if _is_array(like):
-        if _is_array(s):
+    if is_array(like):
+        if is_array(s):
             return lambda s, like: np.ascontiguousarray(np.broadcast_to(s, like.shape))
         return lambda s, like: np.full(like.shape, s)
-    if _is_array(s):
+    if is_array(s):
         return lambda s, like: np.ascontiguousarray(s).reshape(s.size)[0]
     return lambda s, like: s

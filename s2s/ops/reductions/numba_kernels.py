@@ -2,9 +2,9 @@
 
 numba_cpu.lower rewrites np.sum / max / min / prod / mean with axis or keepdims to reduce_sum & co.
 (defined here, with their Numba implementations); stack_sequence is np.array of a list or tuple of
-numbers or equal-shape arrays (builtin sum of a list). The flat index maps (`_reduced_flat_index`,
-`_kept_shape`, `_axis_mask_impl`) serve these and the cotangents of reductions (runtime/core_numba.py,
-backends/numba_lower/op_helpers.py, numba.py here).
+numbers or equal-shape arrays (builtin sum of a list). The flat index maps (`reduced_flat_index`,
+`kept_shape_from_mask`, `axis_mask_impl`) serve these and the cotangents of reductions
+(runtime/core_numba.py, backends/numba_lower/op_helpers.py, numba.py here).
 """
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from numba import types
 from numba.cpython.unsafe.tuple import tuple_setitem
 
 from ... import runtime as rt
-from ...backends.numba_lower.common import _is_array, _is_none, overload
+from ...backends.numba_lower.common import is_array, is_none, overload
 
 
 # ----- shape bookkeeping: flat index maps ------------------------------------------------
 @numba.njit(cache=True, error_model="numpy")
-def _reduced_flat_index(flat, full_shape, kshape):
+def reduced_flat_index(flat, full_shape, kshape):
     """Flat index into a reduction's result (laid out with kept size-1 axes `kshape`)
     for flat index `flat` of the full array."""
     rem = flat
@@ -35,7 +35,8 @@ def _reduced_flat_index(flat, full_shape, kshape):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _kept_shape(shape, red):
+def kept_shape_from_mask(shape, red):
+    """`shape` with the axes the boolean mask `red` marks set to 1 (helpers.kept_shape takes an axis)."""
     out = shape
     for d in range(len(shape)):
         if red[d]:
@@ -43,9 +44,9 @@ def _kept_shape(shape, red):
     return out
 
 
-def _axis_mask_impl(axis_type):
+def axis_mask_impl(axis_type):
     """A function (axis, ndim) -> boolean mask of reduced axes, specialized on the axis type."""
-    if _is_none(axis_type):
+    if is_none(axis_type):
         def mask(axis, nd):
             return np.ones(nd, dtype=np.bool_)
     elif isinstance(axis_type, types.Integer):
@@ -67,8 +68,8 @@ def _axis_mask_impl(axis_type):
     return numba.njit(mask)
 
 
-def _n_reduced(axis_type, nd):
-    if _is_none(axis_type):
+def n_reduced(axis_type, nd):
+    if is_none(axis_type):
         return nd
     if isinstance(axis_type, types.Integer):
         return 1
@@ -119,14 +120,14 @@ def is_float_sequence(t) -> bool:
     if not isinstance(t, (types.List, types.UniTuple)):
         return False
     item = t.dtype
-    return item == types.float64 or isinstance(item, types.Integer) or (_is_array(item) and item.dtype == types.float64)
+    return item == types.float64 or isinstance(item, types.Integer) or (is_array(item) and item.dtype == types.float64)
 
 
 @overload(stack_sequence)
 def _stack_sequence(a):
     if not is_float_sequence(a):
         return None
-    if _is_array(a.dtype):
+    if is_array(a.dtype):
         def arrays(a):
             out = np.empty((len(a),) + a[0].shape)
             for i in range(len(a)):
@@ -152,31 +153,31 @@ def _reduce_lower(kind):
             return lambda x, axis=None, keepdims=False: this(stack_sequence(x), axis, keepdims)
         if isinstance(x, (types.List, types.BaseTuple)):
             return None
-        if not _is_array(x):
+        if not is_array(x):
             return lambda x, axis=None, keepdims=False: x
         keep = _keepdims_value(keepdims)
         if keep is None:
             return None
-        if _is_none(axis) and not keep:
+        if is_none(axis) and not keep:
             return lambda x, axis=None, keepdims=False: whole(x)
-        mask_of = _axis_mask_impl(axis)
+        mask_of = axis_mask_impl(axis)
         if mask_of is None:
             return None
         nd = x.ndim
-        nred = _n_reduced(axis, nd)
+        nred = n_reduced(axis, nd)
         if nred == nd and not keep:       # every axis reduced: a number (as NumPy gives)
             return lambda x, axis=None, keepdims=False: whole(x)
 
         def impl(x, axis=None, keepdims=False):
             red = mask_of(axis, nd)
-            kshape = _kept_shape(x.shape, red)
+            kshape = kept_shape_from_mask(x.shape, red)
             size = 1
             for d in range(nd):
                 size *= kshape[d]
             out = np.full(size, start)
             xc = np.ascontiguousarray(x).ravel()
             for flat in range(xc.size):
-                j = _reduced_flat_index(flat, x.shape, kshape)
+                j = reduced_flat_index(flat, x.shape, kshape)
                 v = xc[flat]
                 if kind == "sum":
                     out[j] += v

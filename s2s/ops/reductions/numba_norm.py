@@ -13,7 +13,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload as nb_overload
 
 from . import helpers as rh
-from ...backends.numba_lower.common import _impl_from_source, _is_array, _is_none, overload
+from ...backends.numba_lower.common import impl_from_source, is_array, is_none, overload
 from .numba_kernels import reduce_sum
 from ...backends.numba_numpy.common import flag_value, literal_value, standin
 from .numba import axis_form, check_literal_axes, float_like, nan_max, nan_min, reduced_shape, safe_sum
@@ -29,7 +29,7 @@ _MAT_ORDS = ("2", "-2", "1", "-1", "inf", "-inf")
 
 def _ord_spec(ord_):
     """('none',) / ('str', s) / ('num', value) / ('runtime',); None: unsupported."""
-    if _is_none(ord_):
+    if is_none(ord_):
         return ("none",)
     v = literal_value(ord_, default=False)
     if isinstance(v, str):
@@ -49,7 +49,7 @@ def _norm_plan(x, ord_, axis):
     """(mode, ords) for np.linalg.norm(x, ord, axis): mode 'all' (sqrt of the sum of squares of
     everything), 'vec' or 'mat'; ords the branch names the ord may take.  Raises TypingError for
     the forms NumPy rejects; None for those not covered."""
-    nd = x.ndim if _is_array(x) else 0
+    nd = x.ndim if is_array(x) else 0
     spec = _ord_spec(ord_)
     form = axis_form(axis)
     if spec is None or form is None:
@@ -134,7 +134,7 @@ def _norm_src_globals():
 
 
 def _compile_source(src):
-    return _impl_from_source(src, _norm_src_globals())
+    return impl_from_source(src, _norm_src_globals())
 
 
 @standin(np.linalg.norm)
@@ -142,9 +142,9 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     keep = flag_value(keepdims)
     if keep is None:
         return None
-    if not _is_array(x):
-        if not isinstance(x, (types.Float, types.Integer, types.Boolean)) or not _is_none(ord) \
-                or not _is_none(axis) or keep:
+    if not is_array(x):
+        if not isinstance(x, (types.Float, types.Integer, types.Boolean)) or not is_none(ord) \
+                or not is_none(axis) or keep:
             return None
         return lambda x, ord=None, axis=None, keepdims=False: abs(float(x))
     if not float_like(x):
@@ -212,11 +212,11 @@ def _kept2(shape, r, c):
     return impl
 
 
-def _matrix_perm(shape, r, c):
+def matrix_perm(shape, r, c):
     raise NotImplementedError
 
 
-@nb_overload(_matrix_perm)
+@nb_overload(matrix_perm)
 def _matrix_perm_impl(shape, r, c):
     nd = len(shape)
 
@@ -246,11 +246,11 @@ def svd_reduce(x, r, c, mode):
 def _svd_reduce(x, r, c, mode):
 
     def impl(x, r, c, mode):
-        perm, inv = _matrix_perm(x.shape, r, c)
+        perm, inv = matrix_perm(x.shape, r, c)
         y = np.ascontiguousarray(x.transpose(perm))
         m = x.shape[r]
         n = x.shape[c]
-        nb = _batch_size(y.shape)
+        nb = matrix_batch_size(y.shape)
         y3 = y.reshape((nb, m, n))
         out = np.empty(nb)
         for b in range(nb):
@@ -261,16 +261,16 @@ def _svd_reduce(x, r, c, mode):
                 out[b] = s.min()
             else:
                 out[b] = s.sum()
-        return _batch_result(out, y.shape)
+        return matrix_batch_result(out, y.shape)
     return impl
 
 
-def _batch_result(out, yshape):
+def matrix_batch_result(out, yshape):
     raise NotImplementedError
 
 
-@nb_overload(_batch_result)
-def _batch_result_impl(out, yshape):
+@nb_overload(matrix_batch_result)
+def _matrix_batch_result_impl(out, yshape):
     nb = len(yshape) - 2
     if nb == 0:
         return lambda out, yshape: out[0]
@@ -286,11 +286,11 @@ def svd_grad(x, r, c, mode):
 @nb_overload(svd_grad)
 def _svd_grad(x, r, c, mode):
     def impl(x, r, c, mode):
-        perm, inv = _matrix_perm(x.shape, r, c)
+        perm, inv = matrix_perm(x.shape, r, c)
         y = np.ascontiguousarray(x.transpose(perm).astype(np.float64))
         m = x.shape[r]
         n = x.shape[c]
-        nb = _batch_size(y.shape)
+        nb = matrix_batch_size(y.shape)
         y3 = y.reshape((nb, m, n))
         out = np.empty((nb, m, n))
         k = min(m, n)
@@ -314,7 +314,7 @@ def _expand_to(y, shape):
 
 @nb_overload(_expand_to)
 def _expand_to_impl(y, shape):
-    if _is_array(y):
+    if is_array(y):
         return lambda y, shape: np.ascontiguousarray(y).reshape(shape)
     return lambda y, shape: np.full(shape, y)
 
@@ -337,8 +337,8 @@ def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
     """dy/dx of y = np.linalg.norm(x, ord, axis, keepdims), x-shaped."""
     if flag_value(keepdims) is None:
         return None
-    if not _is_array(x):
-        if not isinstance(x, (types.Float, types.Integer, types.Boolean)) or not _is_none(ord) or not _is_none(axis):
+    if not is_array(x):
+        if not isinstance(x, (types.Float, types.Integer, types.Boolean)) or not is_none(ord) or not is_none(axis):
             return None
         return lambda x, y, ord=None, axis=None, keepdims=False: np.divide(x, y) if y != 0.0 else 0.0
     if not float_like(x):
@@ -387,16 +387,16 @@ def _norm_grad(x, y, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 def _grad_source(src):
-    return _impl_from_source(src, {**_norm_src_globals(), "expand_to": _expand_to, "hits": _hits,
-                                   "svd_grad": svd_grad})
+    return impl_from_source(src, {**_norm_src_globals(), "expand_to": _expand_to, "hits": _hits,
+                                  "svd_grad": svd_grad})
 
 
-def _batch_size(shape):
+def matrix_batch_size(shape):
     raise NotImplementedError
 
 
-@nb_overload(_batch_size)
-def _batch_size_impl(shape):
+@nb_overload(matrix_batch_size)
+def _matrix_batch_size_impl(shape):
     def impl(shape):
         n = 1
         for d in range(len(shape) - 2):

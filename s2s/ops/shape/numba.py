@@ -17,7 +17,7 @@ from ... import runtime as rt
 from ...frontend.ast_build import const, constant_value, name
 from ...rules.registry import declare
 from . import helpers as sh
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ...backends.numba_lower.common import overload as helper_overload
 from ...backends.numba_numpy.common import standin
 from .numba_source import (axes_value, axis_value, const_value, int_parts, is_int, is_number, make_impl, ndim,
@@ -27,16 +27,16 @@ from .numba_source import (axes_value, axis_value, const_value, int_parts, is_in
 # ===== np.ndim (of an array or a number: the rank is part of the type) =========================
 @numba.extending.overload(np.ndim)
 def _np_ndim(a):
-    n = a.ndim if _is_array(a) else 0
+    n = a.ndim if is_array(a) else 0
     return lambda a: n
 
 
 # ===== reshape, squeeze, expand_dims, atleast_nd =============================================
 @standin(np.reshape)
 def _reshape(a, shape=None, order="C", newshape=None, copy=None):
-    if not (_is_none(newshape) and _is_none(copy)):
+    if not (is_none(newshape) and is_none(copy)):
         return None
-    if not (_is_array(a) or is_number(a)):
+    if not (is_array(a) or is_number(a)):
         return None
     if is_int(shape):
         rev = "shape"
@@ -51,9 +51,9 @@ def _reshape(a, shape=None, order="C", newshape=None, copy=None):
     head = "def impl(a, shape=None, order='C', newshape=None, copy=None):\n    x = np.asarray(a)\n"
     c_src = "np.ascontiguousarray(x).reshape(shape)"
     f_src = f"np.ascontiguousarray(x.T).reshape({rev}).T"
-    if o == "A" and _is_array(a) and a.layout == "F":
+    if o == "A" and is_array(a) and a.layout == "F":
         o = "F"
-    if o == "A" and (not _is_array(a) or a.layout == "C"):
+    if o == "A" and (not is_array(a) or a.layout == "C"):
         o = "C"
     if o == "C":
         return make_impl(head + f"    return {c_src}\n")
@@ -65,10 +65,10 @@ def _reshape(a, shape=None, order="C", newshape=None, copy=None):
 
 @standin(np.squeeze)
 def _squeeze(a, axis=None):
-    if not (_is_array(a) or is_number(a)):
+    if not (is_array(a) or is_number(a)):
         return None
     nd = ndim(a)
-    if _is_none(axis):
+    if is_none(axis):
         if nd == 0:
             return lambda a, axis=None: np.asarray(a).copy()
         refuse("np.squeeze(a) without axis: which axes have length 1, and so the rank of the result, "
@@ -87,13 +87,13 @@ def _squeeze(a, axis=None):
 
 @standin(np.ravel)
 def _ravel(a, order="C"):
-    if not (_is_array(a) or is_number(a)):
+    if not (is_array(a) or is_number(a)):
         return None
     o = const_value(order)
     if o == "A":     # F only for an F-contiguous array that is not also C-contiguous
-        o = "F" if _is_array(a) and a.layout == "F" and a.ndim > 1 else ("C" if not _is_array(a) or a.layout == "C" else o)
+        o = "F" if is_array(a) and a.layout == "F" and a.ndim > 1 else ("C" if not is_array(a) or a.layout == "C" else o)
     if o == "K":     # memory order: known from the layout only for contiguous arrays
-        o = "C" if not _is_array(a) or a.layout == "C" or a.ndim <= 1 else ("F" if a.layout == "F" else o)
+        o = "C" if not is_array(a) or a.layout == "C" or a.ndim <= 1 else ("F" if a.layout == "F" else o)
     head = "def impl(a, order='C'):\n    x = np.asarray(a)\n"
     if o == "C":
         return make_impl(head + "    return np.ascontiguousarray(x).ravel()\n")
@@ -111,12 +111,12 @@ def _ravel(a, order="C"):
 
 @standin(np.expand_dims)
 def _expand_dims(a, axis):
-    if not (_is_array(a) or is_number(a)):
+    if not (is_array(a) or is_number(a)):
         return None
     nd = ndim(a)
     v = const_value(axis)
     if v is NOT_CONSTANT:
-        if isinstance(axis, types.Integer) and _is_array(a):
+        if isinstance(axis, types.Integer) and is_array(a):
             return lambda a, axis: np.expand_dims(a, axis)     # Numba's own
         return None
     vals = v if isinstance(v, tuple) else (v,)
@@ -143,7 +143,7 @@ _ATLEAST_SHAPES = {   # (target rank, input rank) -> new shape from s = x.shape
 
 def atleast_expr(rank: int, e: str, t) -> str | None:
     """Source for np.atleast_{rank}d(e) of type t."""
-    if not (_is_array(t) or is_number(t)):
+    if not (is_array(t) or is_number(t)):
         return None
     nd = ndim(t)
     if nd >= rank:
@@ -172,7 +172,7 @@ standin(np.atleast_3d)(_atleast_typer(3))
 # ===== tile, repeat ============================================================================
 @standin(np.tile)
 def _tile(A, reps):
-    if not (_is_array(A) or is_number(A)):
+    if not (is_array(A) or is_number(A)):
         return None
     r = int_parts(reps, "reps")
     if r is None:
@@ -208,9 +208,9 @@ def _repeat_counts(repeats, n):
 
 @standin(np.repeat)
 def _repeat(a, repeats, axis=None):
-    if not (_is_array(a) or is_number(a)):
+    if not (is_array(a) or is_number(a)):
         return None
-    if not (is_int(repeats) or (_is_array(repeats) and isinstance(repeats.dtype, types.Integer)
+    if not (is_int(repeats) or (is_array(repeats) and isinstance(repeats.dtype, types.Integer)
                                  and repeats.ndim <= 1)):
         return None
     nd = ndim(a)
@@ -244,7 +244,7 @@ def _tile_vjp(g, A, reps):
     r = int_parts(reps, "reps")
     if r is None:
         return None
-    if not (_is_array(A) or is_number(A)):
+    if not (is_array(A) or is_number(A)):
         return None
     nd_a = ndim(A)
     nd = max(nd_a, len(r))
@@ -260,7 +260,7 @@ def _tile_vjp(g, A, reps):
 
 @helper_overload(sh.repeat_vjp)
 def _repeat_vjp(g, a, repeats, axis=None):
-    if not (_is_array(a) or is_number(a)) or not _is_array(g):
+    if not (is_array(a) or is_number(a)) or not is_array(g):
         return None
     nd = ndim(a)
     ax = axis_value(axis, max(nd, 1), "repeat_vjp")
@@ -308,7 +308,7 @@ def _dtype_of(t):
 @helper_overload(rt.astype)
 def _astype(x, dtype):
     dt = _dtype_of(dtype)
-    if dt is None or not (_is_array(x) or is_number(x)):
+    if dt is None or not (is_array(x) or is_number(x)):
         return None
     target = dt.type
     return lambda x, dtype: np.asarray(x).astype(target)

@@ -10,7 +10,7 @@ import numpy as np
 from numba import types
 
 from . import helpers as sh
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ...backends.numba_lower.common import overload as helper_overload
 from ...backends.numba_numpy.common import standin
 from .numba import atleast_expr
@@ -34,11 +34,11 @@ def _sequence(t):
 def _pre_expr(kind, e: str, t):
     """(source, rank) of element e (type t) prepared for the join: kind is None (as it is),
     'ravel', 'atleast_1d/2d/3d', 'column' (column_stack), or ('expand', ax) (stack)."""
-    if not (_is_array(t) or is_number(t)):
+    if not (is_array(t) or is_number(t)):
         return None
     nd = ndim(t)
     if kind is None:
-        return (e if _is_array(t) else f"np.asarray({e})"), nd
+        return (e if is_array(t) else f"np.asarray({e})"), nd
     if kind == "ravel":
         return f"np.ascontiguousarray(np.asarray({e})).ravel()", 1
     if kind in ("atleast_1d", "atleast_2d", "atleast_3d"):
@@ -119,7 +119,7 @@ def _join_source(seq, argname: str, pre, axis, what: str, sig: str, dtype=None):
 
 
 def _dtype_arg(dtype, casting, what):
-    if not _is_none(dtype):
+    if not is_none(dtype):
         return NOT_CONSTANT
     c = const_value(casting)
     if c not in ("same_kind", None):
@@ -129,7 +129,7 @@ def _dtype_arg(dtype, casting, what):
 
 @standin(np.concatenate)
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    if not _is_none(out) or _dtype_arg(dtype, casting, "np.concatenate") is NOT_CONSTANT:
+    if not is_none(out) or _dtype_arg(dtype, casting, "np.concatenate") is NOT_CONSTANT:
         return None
     ax = const_value(axis)
     if ax is NOT_CONSTANT or not (ax is None or isinstance(ax, int)):
@@ -141,7 +141,7 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 
 @standin(np.stack)
 def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    if not _is_none(out) or _dtype_arg(dtype, casting, "np.stack") is NOT_CONSTANT:
+    if not is_none(out) or _dtype_arg(dtype, casting, "np.stack") is NOT_CONSTANT:
         return None
     ax = const_value(axis)
     if ax is NOT_CONSTANT or not isinstance(ax, int):
@@ -185,19 +185,19 @@ standin(np.column_stack)(_stack_like("column", 1, "np.column_stack", False))
 @standin(np.array)
 def _array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):  # noqa: A002
     defaults = const_value(copy) is True and const_value(order) == "K" and const_value(subok) is False \
-        and const_value(ndmin) == 0 and const_value(ndmax) == 0 and _is_none(like)
+        and const_value(ndmin) == 0 and const_value(ndmax) == 0 and is_none(like)
     if not defaults:
         return None
     parts = _sequence(object)
     elems = None if parts is None else (parts[1] if parts[0] == "static" else [parts[1]])
-    if elems and all(_is_array(t) for t in elems) and _is_none(dtype):
+    if elems and all(is_array(t) for t in elems) and is_none(dtype):
         # a list or tuple of arrays: np.stack (which also checks that their shapes agree)
         src = _join_source(object, "object", ("expand", 0), 0, "np.array",
                            "object, dtype=None, copy=True, order='K', subok=False, ndmin=0, ndmax=0, like=None")
         return None if src is None else make_impl(src)
-    if elems and any(_is_array(t) for t in elems):
+    if elems and any(is_array(t) for t in elems):
         return None
-    if _is_array(object) and _is_none(dtype):
+    if is_array(object) and is_none(dtype):
         return lambda object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None: object.copy()
 
     def native(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):  # noqa: A002
@@ -219,7 +219,7 @@ def _pieces_source(seq, argname, pre, axis, what, sig, reshape_back=True):
     if flat:
         pre = "ravel"
     etypes = elems if kind == "static" else [elems]
-    if not etypes or not all(_is_array(t) for t in etypes):
+    if not etypes or not all(is_array(t) for t in etypes):
         return None
     exprs = ([_pre_expr(pre, f"{argname}[{k}]", t) for k, t in enumerate(elems)] if kind == "static"
              else [_pre_expr(pre, f"{argname}[i]", elems)])
@@ -256,7 +256,7 @@ def _pieces_source(seq, argname, pre, axis, what, sig, reshape_back=True):
 @helper_overload(sh.concatenate_vjp)
 def _concatenate_vjp(g, arrays, axis=0):
     ax = const_value(axis)
-    if ax is NOT_CONSTANT or not _is_array(g):
+    if ax is NOT_CONSTANT or not is_array(g):
         return None
     src = _pieces_source(arrays, "arrays", None, ax, "concatenate_vjp", "g, arrays, axis=0")
     return None if src is None else make_impl(src)
@@ -265,7 +265,7 @@ def _concatenate_vjp(g, arrays, axis=0):
 @helper_overload(sh.stack_vjp)
 def _stack_vjp(g, arrays, axis=0):
     ax = const_value(axis)
-    if not isinstance(ax, int) or not _is_array(g):
+    if not isinstance(ax, int) or not is_array(g):
         return None
     src = _pieces_source(arrays, "arrays", ("expand", ax % g.ndim), ax % g.ndim, "stack_vjp", "g, arrays, axis=0")
     return None if src is None else make_impl(src)
@@ -273,7 +273,7 @@ def _stack_vjp(g, arrays, axis=0):
 
 def _stack_like_vjp(pre, axis):
     def typer(g, tup):
-        if not _is_array(g):
+        if not is_array(g):
             return None
         src = _pieces_source(tup, "tup", pre, axis, "stack_vjp", "g, tup")
         return None if src is None else make_impl(src)
@@ -287,7 +287,7 @@ helper_overload(sh.column_stack_vjp)(_stack_like_vjp("column", 1))
 
 @helper_overload(sh.split_vjp)
 def _split_vjp(g, ary, indices_or_sections, axis=0):
-    if not _is_array(ary) or not isinstance(g, (types.List, types.ListType, types.BaseTuple)):
+    if not is_array(ary) or not isinstance(g, (types.List, types.ListType, types.BaseTuple)):
         return None
     ax = axis_value(axis, ary.ndim, "split_vjp")
     if ax is NOT_CONSTANT or ax is None:

@@ -10,7 +10,7 @@ import numpy as np
 from numba import types
 
 from . import helpers as sh
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ...backends.numba_lower.common import overload as helper_overload
 from ...backends.numba_numpy.common import STANDINS, standin
 from .numba_source import (axis_value, const_value, is_int, is_number, make_impl, ndim, NOT_CONSTANT, np_dtype,
@@ -50,7 +50,7 @@ def _pad_widths(pad_width, nd, what):
 
 
 def _pad_setup(array, pad_width, what):
-    if not (_is_array(array) or is_number(array)):
+    if not (is_array(array) or is_number(array)):
         return None
     nd = ndim(array)
     widths = _pad_widths(pad_width, nd, what)
@@ -111,7 +111,7 @@ def _pad_vjp(g, array, pad_width, mode="constant"):
     if md not in _PAD_MODES:
         return None
     setup = _pad_setup(array, pad_width, "np.pad")
-    if setup is None or not _is_array(g):
+    if setup is None or not is_array(g):
         return None
     nd, widths = setup
     src = "def impl(g, array, pad_width, mode='constant'):\n    s = np.shape(array)\n"
@@ -130,7 +130,7 @@ def _pad_vjp(g, array, pad_width, mode="constant"):
 @helper_overload(sh.pad_value_vjp)
 def _pad_value_vjp(g, array, pad_width):
     setup = _pad_setup(array, pad_width, "np.pad")
-    if setup is None or not _is_array(g):
+    if setup is None or not is_array(g):
         return None
     nd, widths = setup
     src = "def impl(g, array, pad_width):\n    s = np.shape(array)\n    mask = np.ones(g.shape)\n"
@@ -143,12 +143,12 @@ def _pad_value_vjp(g, array, pad_width):
 # ===== diff =====================================================================================
 def _diff_part(t, name, nd, perm):
     """Lines setting {name}2 (rows x width) and {name}w for a prepend/append value; None: absent."""
-    if _is_none(t):
+    if is_none(t):
         return None
-    if is_number(t) or (_is_array(t) and t.ndim == 0):
+    if is_number(t) or (is_array(t) and t.ndim == 0):
         return (f"    {name}w = 1\n    {name}2 = np.empty((rows, 1), dt)\n"
                 f"    {name}2[:, 0] = np.asarray({name}).ravel()[0]\n")
-    if _is_array(t):
+    if is_array(t):
         if t.ndim != nd:
             refuse("np.diff: prepend/append must have the same number of dimensions as a")
         return (f"    {name}y = np.ascontiguousarray({name}.transpose({perm}))\n"
@@ -159,7 +159,7 @@ def _diff_part(t, name, nd, perm):
 
 @standin(np.diff)
 def _diff(a, n=1, axis=-1, prepend=None, append=None):
-    if not _is_array(a) or not is_int(n):
+    if not is_array(a) or not is_int(n):
         return None
     nd = a.ndim
     if nd == 0:
@@ -169,7 +169,7 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
         return None
     nv = const_value(n)
     perm, inv = perm_last(nd, ax)
-    parts = [a] + [t for t in (prepend, append) if not _is_none(t)]
+    parts = [a] + [t for t in (prepend, append) if not is_none(t)]
     dt = np.result_type(*[np_dtype(t) for t in parts])
     if isinstance(nv, int) and nv < 0:
         refuse(f"np.diff: order must be non-negative but got {nv}")
@@ -202,7 +202,7 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
 
 @helper_overload(sh.diff_vjp)
 def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
-    if not (_is_array(a) and _is_array(g)) or not is_int(n):
+    if not (is_array(a) and is_array(g)) or not is_int(n):
         return None
     w = const_value(which)
     if w not in (0, 1, 2):
@@ -214,9 +214,9 @@ def _diff_vjp(g, a, n=1, axis=-1, prepend=None, append=None, which=1):
     perm, inv = perm_last(nd, ax)
 
     def width(t, name):
-        if _is_none(t):
+        if is_none(t):
             return "0"
-        if _is_array(t) and t.ndim == nd:
+        if is_array(t) and t.ndim == nd:
             return f"np.shape({name})[{ax}]"
         return "1"
     pre_w, app_w = width(prepend, "prepend"), width(append, "append")
@@ -240,13 +240,13 @@ def _diff_tangent(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):
     """np.diff is linear: the diff of the concatenation with part `which` replaced by its tangent
     and the other parts by zeros (np.diff's own stand-in broadcasts the prepend/append values)."""
     w = const_value(which)
-    if w not in (0, 1, 2) or not _is_array(a):
+    if w not in (0, 1, 2) or not is_array(a):
         return None
 
     def zero(t, name):
-        if _is_none(t):
+        if is_none(t):
             return "None"
-        return f"np.zeros(np.shape({name}))" if _is_array(t) else "0.0"
+        return f"np.zeros(np.shape({name}))" if is_array(t) else "0.0"
     parts = [zero(prepend, "prepend"), "np.zeros(a.shape)", zero(append, "append")]
     parts[w] = "tv * 1.0"
     src = ("def impl(tv, a, n=1, axis=-1, prepend=None, append=None, which=1):\n"

@@ -12,7 +12,7 @@ from numba import types
 
 from ..reductions import helpers as rh
 from . import helpers as sh
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ...backends.numba_lower.common import overload as helper_overload
 from ...backends.numba_numpy.common import standin
 from .numba_source import (axes_value, axis_value, const_value, dispatch_axis, index_text, int_parts, is_int,
@@ -26,11 +26,11 @@ def _flip_src(nd, axes):
 
 @standin(np.flip)
 def _flip(m, axis=None):
-    if not (_is_array(m) or is_number(m)):
+    if not (is_array(m) or is_number(m)):
         return None
     nd = ndim(m)
     head = "def impl(m, axis=None):\n    x = np.asarray(m)\n"
-    if _is_none(axis):
+    if is_none(axis):
         if nd == 0:
             return make_impl(head + "    return x\n")
         return make_impl(head + f"    return x[{_flip_src(nd, range(nd))}]\n")
@@ -55,14 +55,14 @@ def _roll_lines(nd, ax, shift, src_name, dst_name, indent="    "):
 
 @standin(np.roll)
 def _roll(a, shift, axis=None):
-    if not (_is_array(a) or is_number(a)):
+    if not (is_array(a) or is_number(a)):
         return None
     shifts = int_parts(shift, "shift")
     if shifts is None:
         return None
     nd = ndim(a)
     src = "def impl(a, shift, axis=None):\n    x = np.asarray(a)\n"
-    if _is_none(axis):
+    if is_none(axis):
         total = " + ".join(shifts) if shifts else "0"
         src += "    y = np.ascontiguousarray(x).ravel()\n" + _roll_lines(1, 0, total, "y", "out")
         return make_impl(src + "    return out.reshape(x.shape)\n")
@@ -103,12 +103,12 @@ def _negated(v):
 
 @standin(np.rot90)
 def _rot90(m, k=1, axes=(0, 1)):
-    if not _is_array(m):
+    if not is_array(m):
         return None
     nd = m.ndim
     ax = const_value(axes)
     if not (isinstance(ax, tuple) and len(ax) == 2 and all(isinstance(a, int) for a in ax)):
-        if _is_none(axes) or ax is NOT_CONSTANT:
+        if is_none(axes) or ax is NOT_CONSTANT:
             return None
         refuse("np.rot90: len(axes) must be 2")
     if nd < 2:
@@ -140,7 +140,7 @@ def _sort_typer(arg: bool):
     name = "np.argsort" if arg else "np.sort"
 
     def typer(a, axis=-1, kind=None, order=None, stable=None):
-        if not _is_array(a) or not _is_none(order):
+        if not is_array(a) or not is_none(order):
             return None
         kd = const_value(kind)
         st = const_value(stable)
@@ -166,7 +166,7 @@ def _sort_typer(arg: bool):
             return src + f"return out.reshape(y.shape).transpose({inv})\n"
 
         head = "def impl(a, axis=-1, kind=None, order=None, stable=None):\n"
-        if _is_none(axis):
+        if is_none(axis):
             return make_impl(head + "".join("    " + ln + "\n" for ln in body(0, True).splitlines()))
         if nd == 0:
             refuse(f"{name}: axis of a 0-d array")
@@ -183,11 +183,11 @@ standin(np.argsort)(_sort_typer(True))
 
 @helper_overload(sh.sort_vjp)
 def _sort_vjp(g, a, axis=-1):
-    if not (_is_array(a) and _is_array(g)):
+    if not (is_array(a) and is_array(g)):
         return None
     nd = a.ndim
     head = "def impl(g, a, axis=-1):\n"
-    if _is_none(axis):
+    if is_none(axis):
         return make_impl(head + "    order = np.argsort(np.ascontiguousarray(a).ravel(), kind='mergesort')\n"
                      "    gf = np.ascontiguousarray(g).ravel()\n    out = np.empty(a.size)\n"
                      "    for j in range(order.size):\n        out[order[j]] = gf[j]\n    return out.reshape(a.shape)\n")
@@ -211,14 +211,14 @@ _TAKE_MODES = {"raise": 0, "wrap": 1, "clip": 2}
 def _take_index_kind(indices):
     if is_int(indices):
         return "scalar"
-    if _is_array(indices) and isinstance(indices.dtype, types.Integer):
+    if is_array(indices) and isinstance(indices.dtype, types.Integer):
         return "array"
     return None
 
 
 @standin(np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
-    if not _is_array(a) or not _is_none(out):
+    if not is_array(a) or not is_none(out):
         return None
     md = const_value(mode)
     kind = _take_index_kind(indices)
@@ -227,7 +227,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     nd = a.ndim
     code = _TAKE_MODES[md]
     head = f"def impl(a, indices, axis=None, out=None, mode='raise'):\n    md = {code}\n"
-    if _is_none(axis):
+    if is_none(axis):
         src = head + "    flat = np.ascontiguousarray(a).ravel()\n    n = flat.size\n"
         if kind == "scalar":
             return make_impl(src + "    return flat[_fix_index(indices, n, md)]\n")
@@ -258,11 +258,11 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
 def _take_vjp(g, a, indices, axis=None, mode="raise"):
     md = const_value(mode)
     kind = _take_index_kind(indices)
-    if not _is_array(a) or md not in _TAKE_MODES or kind is None:
+    if not is_array(a) or md not in _TAKE_MODES or kind is None:
         return None
     nd = a.ndim
     head = f"def impl(g, a, indices, axis=None, mode='raise'):\n    md = {_TAKE_MODES[md]}\n"
-    if _is_none(axis):
+    if is_none(axis):
         src = head + "    n = a.size\n    out = np.zeros(n)\n"
         if kind == "scalar":
             src += "    out[_fix_index(indices, n, md)] += np.asarray(g).ravel()[0]\n"
@@ -289,11 +289,11 @@ def _take_vjp(g, a, indices, axis=None, mode="raise"):
 
 @helper_overload(sh.take_along_axis_vjp)
 def _take_along_axis_vjp(g, arr, indices, axis=-1):
-    if not (_is_array(arr) and _is_array(g) and _is_array(indices)):
+    if not (is_array(arr) and is_array(g) and is_array(indices)):
         return None
     nd = arr.ndim
     head = "def impl(g, arr, indices, axis=-1):\n"
-    if _is_none(axis):
+    if is_none(axis):
         return make_impl(head + "    n = arr.size\n    out = np.zeros(n)\n"
                      "    ic = np.ascontiguousarray(indices).ravel()\n    gf = np.ascontiguousarray(g).ravel()\n"
                      "    if gf.size != ic.size:\n        raise ValueError('take_along_axis_vjp: shape mismatch')\n"
@@ -319,7 +319,7 @@ def _take_along_axis_vjp(g, arr, indices, axis=-1):
 def _reduced_mask_src(axis, nd: int, what: str):
     """Lines setting `red` (one bool per axis of an nd array: reduced?) from axis None, an int or a
     tuple of ints (values read at run time); None for another axis type."""
-    if _is_none(axis):
+    if is_none(axis):
         return f"    red = np.ones({nd}, np.bool_)\n"
     check = ("        if a_ < -{nd} or a_ >= {nd}:\n"
              "            raise ValueError('" + what + ": axis is out of bounds for the array')\n").format(nd=nd)
@@ -335,7 +335,7 @@ def _reduced_mask_src(axis, nd: int, what: str):
 
 
 def _n_reduced(axis, nd: int) -> int:
-    if _is_none(axis):
+    if is_none(axis):
         return nd
     if isinstance(axis, types.BaseTuple):
         return len(axis.types)
@@ -344,7 +344,7 @@ def _n_reduced(axis, nd: int) -> int:
 
 @helper_overload(rh.reduce_perm)
 def _reduce_perm(x, axis=None):
-    if not _is_array(x) or x.ndim == 0:
+    if not is_array(x) or x.ndim == 0:
         return None
     nd = x.ndim
     red = _reduced_mask_src(axis, nd, "reduce_perm")
@@ -360,7 +360,7 @@ def _reduce_perm(x, axis=None):
 
 @helper_overload(rh.reduce_flat_shape)
 def _reduce_flat_shape(x, axis=None):
-    if not _is_array(x) or x.ndim == 0:
+    if not is_array(x) or x.ndim == 0:
         return None
     nd = x.ndim
     red = _reduced_mask_src(axis, nd, "reduce_flat_shape")
@@ -374,7 +374,7 @@ def _reduce_flat_shape(x, axis=None):
 
 @helper_overload(rh.kept_shape)
 def _kept_shape_helper(x, axis=None):
-    if not _is_array(x) or x.ndim == 0:
+    if not is_array(x) or x.ndim == 0:
         return None
     nd = x.ndim
     red = _reduced_mask_src(axis, nd, "kept_shape")
@@ -389,12 +389,12 @@ def _kept_shape_helper(x, axis=None):
 def _quantile_weights(q, shape, method="linear"):
     if not isinstance(shape, types.BaseTuple) or len(shape.types) == 0:
         return None
-    if not (is_number(q) or _is_array(q)):
+    if not (is_number(q) or is_array(q)):
         return None
     nd = len(shape.types)
     qshape = "".join(f"qa.shape[{d}], " for d in range(ndim(q)))
     out_shape = "(" + qshape + "1, " * (nd - 1) + "n,)"
-    qa = "np.asarray(q, dtype=np.float64)" if _is_array(q) else "np.full((), q, np.float64)"
+    qa = "np.asarray(q, dtype=np.float64)" if is_array(q) else "np.full((), q, np.float64)"
     return make_impl(
         "def impl(q, shape, method='linear'):\n"
         "    if method != 'linear':\n"
@@ -415,10 +415,10 @@ def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """np.argpartition as a stable argsort along the axis: every kth is then in place, with the
     smaller values before it and the larger after (all NumPy promises; the order within each side
     may differ from NumPy's, as it may between NumPy versions)."""
-    if not _is_array(a) or not _is_none(order) or const_value(kind) != "introselect":
+    if not is_array(a) or not is_none(order) or const_value(kind) != "introselect":
         return None
     if not (is_int(kth) or (isinstance(kth, types.BaseTuple) and all(is_int(t) for t in kth.types))
-            or (_is_array(kth) and isinstance(kth.dtype, types.Integer) and kth.ndim <= 1)):
+            or (is_array(kth) and isinstance(kth.dtype, types.Integer) and kth.ndim <= 1)):
         return None
     argsort = _argsort_standin()
     return lambda a, kth, axis=-1, kind="introselect", order=None: argsort(a, axis)

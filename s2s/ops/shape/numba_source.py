@@ -17,7 +17,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ...backends.numba_numpy.common import literal_value
 
 
@@ -47,11 +47,11 @@ def is_int(t) -> bool:
 
 
 def ndim(t) -> int:
-    return t.ndim if _is_array(t) else 0
+    return t.ndim if is_array(t) else 0
 
 
 def np_dtype(t):
-    if _is_array(t):
+    if is_array(t):
         return as_dtype(t.dtype)
     if isinstance(t, types.Literal):
         return np.asarray(t.literal_value).dtype
@@ -59,7 +59,7 @@ def np_dtype(t):
 
 
 def _omitted_none(t) -> bool:
-    return _is_none(t)
+    return is_none(t)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -110,7 +110,7 @@ def index_text(nd: int, ax: int, part: str) -> str:
 
 def axis_value(t, nd: int, what: str):
     """A literal int axis normalized against nd; None for None; NOT_CONSTANT for a run-time int."""
-    if _is_none(t):
+    if is_none(t):
         return None
     v = const_value(t)
     if v is NOT_CONSTANT:
@@ -126,7 +126,7 @@ def axis_value(t, nd: int, what: str):
 
 def axes_value(t, nd: int, what: str):
     """A literal int or tuple of ints axis, normalized: a tuple; None for None; NOT_CONSTANT otherwise."""
-    if _is_none(t):
+    if is_none(t):
         return None
     v = const_value(t)
     if v is NOT_CONSTANT:

@@ -22,7 +22,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload as nb_overload, get_cython_function_address
 
-from ...backends.numba_lower.common import _is_array, _is_none
+from ...backends.numba_lower.common import is_array, is_none
 from ..reductions.numba_kernels import reduce_sum
 from ...backends.numba_numpy.common import flag_value
 from ...backends.numba_numpy.common import standin as _framework_standin
@@ -389,9 +389,9 @@ def kernel_ufunc(kernel, nargs, sig=None):
 def _elementwise_ok(t):
     """float64 (or int64/int32, which SciPy's ufuncs cast to float64) scalars and arrays; SciPy
     computes float32 (and what casts safely to it: bool, small ints) in float32: not covered."""
-    dt = t.dtype if _is_array(t) else t
+    dt = t.dtype if is_array(t) else t
     return dt in (types.float64, types.int64, types.int32, types.uint32) or (
-        not _is_array(t) and isinstance(t, (types.Float, types.Integer)) and t.bitwidth == 64)
+        not is_array(t) and isinstance(t, (types.Float, types.Integer)) and t.bitwidth == 64)
 
 
 def _binary(fn, kernel):
@@ -399,7 +399,7 @@ def _binary(fn, kernel):
     def typer(x, y):
         if not (_elementwise_ok(x) and _elementwise_ok(y)):
             return None
-        if _is_array(x) or _is_array(y):
+        if is_array(x) or is_array(y):
             uf = kernel_ufunc(kernel, 2)
             return lambda x, y: uf(x, y)
         return lambda x, y: kernel(float(x), float(y))
@@ -412,7 +412,7 @@ def _zero_d_value(a):
 
 @nb_overload(_zero_d_value)
 def _zero_d_value_impl(a):
-    if _is_array(a):
+    if is_array(a):
         return lambda a: float(a[()])
     return lambda a: float(a)
 
@@ -430,7 +430,7 @@ def _unary(fn, kernel):
     def typer(x):
         if not _elementwise_ok(x):
             return None
-        if _is_array(x):
+        if is_array(x):
             uf = kernel_ufunc(kernel, 1)
             return lambda x: uf(x)
         return lambda x: kernel(float(x))
@@ -452,7 +452,7 @@ if _sp is not None:
     def _xlogy_typer(x, y):
         if not (_elementwise_ok(x) and _elementwise_ok(y)):
             return None
-        if _is_array(x) or _is_array(y):
+        if is_array(x) or is_array(y):
             uf = kernel_ufunc(_xlogy, 2)
             return lambda x, y: uf(x, y)
         return lambda x, y: _xlogy(float(x), float(y))
@@ -461,7 +461,7 @@ if _sp is not None:
     def _polygamma_typer(n, x):
         if not isinstance(n, types.Integer) or not _elementwise_ok(x):
             return None      # SciPy's polygamma of a non-integer or array n: not covered
-        if _is_array(x):
+        if is_array(x):
             uf = kernel_ufunc(_polygamma, 2)
             return lambda n, x: uf(float(n), x)
         return lambda n, x: _polygamma(float(n), float(x))
@@ -478,7 +478,7 @@ if _sp is not None:
     def _betainc_typer(a, b, x):
         if not (_elementwise_ok(a) and _elementwise_ok(b) and _elementwise_ok(x)):
             return None
-        if _is_array(a) or _is_array(b) or _is_array(x):
+        if is_array(a) or is_array(b) or is_array(x):
             uf = kernel_ufunc(_betainc, 3)
             return lambda a, b, x: uf(a, b, x)
         return lambda a, b, x: _betainc(float(a), float(b), float(x))
@@ -487,7 +487,7 @@ if _sp is not None:
     def _yn_typer(n, x):
         if not isinstance(n, types.Integer) or not _elementwise_ok(x):
             return None      # SciPy's yn of a float or array order: not covered
-        if _is_array(x):
+        if is_array(x):
             uf = kernel_ufunc(_yn, 2, "float64(int64, float64)")
             return lambda n, x: uf(np.int64(n), x)
         return lambda n, x: _yn(np.int64(n), float(x))
@@ -497,7 +497,7 @@ if _sp is not None:
         """d*(d-1)/4 log(pi) + the sum of gammaln(a - j/2), j = 0 .. d - 1 (an integer d >= 1)."""
         if not isinstance(d, types.Integer) or not _elementwise_ok(a):
             return None
-        if _is_array(a) and a.ndim > 0:
+        if is_array(a) and a.ndim > 0:
             gl = kernel_ufunc(_gammaln, 1)
 
             def impl(a, d):
@@ -509,7 +509,7 @@ if _sp is not None:
                 return (d * (d - 1) * 0.25) * np.log(np.pi) + s
             return impl
 
-        zero_d = _is_array(a)
+        zero_d = is_array(a)
 
         def scalar(a, d):
             v = _zero_d_value(a) if zero_d else float(a)
@@ -528,7 +528,7 @@ if _sp is not None:
 def _reduction_ok(x, axis):
     if axis_form(axis) is None or not _elementwise_ok(x):
         return False
-    if _is_array(x):
+    if is_array(x):
         check_literal_axes(axis, max(x.ndim, 1))
     return True
 
@@ -538,7 +538,7 @@ if _sp is not None:
     def _softmax(x, axis=None):
         if not _reduction_ok(x, axis):
             return None
-        if not _is_array(x) or x.ndim == 0:
+        if not is_array(x) or x.ndim == 0:
             if axis_form(axis) == "int":
                 return None      # axis on a 0-d input: NumPy raises
 
@@ -559,7 +559,7 @@ if _sp is not None:
     def _log_softmax(x, axis=None):
         if not _reduction_ok(x, axis):
             return None
-        if not _is_array(x) or x.ndim == 0:
+        if not is_array(x) or x.ndim == 0:
             if axis_form(axis) == "int":
                 return None
 
@@ -583,11 +583,11 @@ if _sp is not None:
         keep = flag_value(keepdims)
         if keep is None or flag_value(return_sign) is not False or not _reduction_ok(a, axis):
             return None
-        has_b = not _is_none(b)
+        has_b = not is_none(b)
         if has_b and not _elementwise_ok(b):
             return None
-        nd_a = a.ndim if _is_array(a) else 0
-        nd_b = b.ndim if has_b and _is_array(b) else 0
+        nd_a = a.ndim if is_array(a) else 0
+        nd_b = b.ndim if has_b and is_array(b) else 0
         if nd_b > max(nd_a, 1):
             return None      # b of a higher rank broadcasts a up: not covered
         one_d = nd_a == 0
@@ -631,9 +631,9 @@ def _as_float_nd(a, one_d):
 
 @nb_overload(_as_float_nd)
 def _as_float_nd_impl(a, one_d):
-    if _is_array(a) and a.ndim > 0:
+    if is_array(a) and a.ndim > 0:
         return lambda a, one_d: a.astype(np.float64)
-    if _is_array(a):
+    if is_array(a):
         return lambda a, one_d: np.full(1, a[()] * 1.0)
     return lambda a, one_d: np.full(1, a * 1.0)
 
@@ -644,8 +644,8 @@ def _broadcast_float(b, shape):
 
 @nb_overload(_broadcast_float)
 def _broadcast_float_impl(b, shape):
-    if _is_array(b) and b.ndim > 0:
+    if is_array(b) and b.ndim > 0:
         return lambda b, shape: np.ascontiguousarray(np.broadcast_to(b.astype(np.float64), shape))
-    if _is_array(b):
+    if is_array(b):
         return lambda b, shape: np.full(shape, b[()] * 1.0)
     return lambda b, shape: np.full(shape, b * 1.0)
