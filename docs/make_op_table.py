@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import s2s  # noqa: E402,F401  (registers the rules)
-from s2s.rules.table import RULES  # noqa: E402
+from s2s.rules.registry import all_rules  # noqa: E402
 from s2s.rules.batch_rules import batch_kind  # noqa: E402
 from s2s.rules.registry import COMPOSITES, builtin_rule, user_facing  # noqa: E402
 
@@ -60,7 +60,7 @@ def _vmap(fn) -> str:
 
 def table() -> str:
     rows, nondiff, refused_ops, seen = [], [], [], set()
-    for rule in RULES.values():
+    for rule in all_rules():
         fn = rule.fn
         if not user_facing(fn) or not builtin_rule(rule) or id(fn) in seen:
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,9 @@ import numpy as np
 OP_HELPER_MODULES = ["s2s.ops.elementwise.helpers", "s2s.ops.reductions.helpers", "s2s.ops.shape.helpers",
                      "s2s.ops.linalg.helpers", "s2s.ops.linalg.products_helpers", "s2s.ops.fft.helpers",
                      "s2s.ops.special.helpers", "s2s.ops.linalg.sparse_helpers"]
+# helper modules of a library s2s imports only when the user's code did (rules/registry.py's
+# defer_family): in the namespace once that library is imported
+LIBRARY_OF_HELPERS = {"s2s.ops.special.helpers": "scipy.special"}
 HELPER_MODULES = ["s2s.runtime", "s2s.runtime.batching", "s2s.runtime.fused", "s2s.runtime.effects",
                   "s2s.runtime.collectives", *OP_HELPER_MODULES]
 
@@ -26,6 +30,9 @@ def base_namespace() -> dict[str, Any]:
     functions of the helper modules (runtime support, op helpers)."""
     ns: dict[str, Any] = {"np": np, "math": math}
     for modname in HELPER_MODULES:
+        library = LIBRARY_OF_HELPERS.get(modname)
+        if library is not None and library not in sys.modules and modname not in sys.modules:
+            continue
         try:
             mod = importlib.import_module(modname)
         except ImportError:

@@ -151,8 +151,52 @@ def _registering_module() -> str:
     return frame.f_globals.get("__name__", "?") if frame is not None else "?"
 
 
+# Families of a library that is slow to import register when the user's code has imported it:
+# scipy.special and scipy.stats (their import is 0.35 s, a third of `import s2s`, paid by every
+# program that never calls them).  A lookup that misses while the library is in sys.modules loads
+# them, and calling one of their functions means the user's module imported it.
+_LAZY_FAMILIES: dict[str, Callable[[], None]] = {}     # module that must be imported -> its loader
+
+
+def defer_family(module: str, load: Callable[[], None]) -> None:
+    """Run `load` (which imports a family's rules.py) once `module` has been imported by anyone."""
+    _LAZY_FAMILIES[module] = load
+
+
+def load_lazy_families(everything: bool = False) -> bool:
+    """Load the deferred families whose library is imported (every one with `everything`: the
+    views of the whole table, docs/ops.md and its tests); True if any loaded."""
+    global _TABLES_LOADED
+    loaded_any = False
+    for module in list(_LAZY_FAMILIES):
+        if everything or module in sys.modules:
+            load = _LAZY_FAMILIES.pop(module, None)
+            if load is None:
+                continue
+            was, _TABLES_LOADED = _TABLES_LOADED, False      # (s2s's own tables, not user rules)
+            try:
+                load()
+            finally:
+                _TABLES_LOADED = was
+            loaded_any = True
+    return loaded_any
+
+
+def all_rules() -> list[OpRule]:
+    """Every rule of the table, the deferred families loaded first."""
+    load_lazy_families(everything=True)
+    return list(RULES.values())
+
+
+def _rule(key: Key) -> OpRule | None:
+    rule = RULES.get(key)
+    if rule is None and _LAZY_FAMILIES and load_lazy_families():
+        rule = RULES.get(key)
+    return rule
+
+
 def lookup(fn: Any) -> OpRule | None:
-    return RULES.get(_key(fn))
+    return _rule(_key(fn))
 
 
 # the record of an op without a rule: every fact at its default (read it, never write it)
@@ -162,7 +206,7 @@ _NO_RULE = OpRule(fn=None, name="")
 def record_of(fn: Any) -> OpRule:
     """`fn`'s record, or for anything without a rule one with every field at its default (no
     batching kind, no view, no Numba rewrite, ...): for passes that read one fact of a call."""
-    return RULES.get(_key(fn), _NO_RULE)
+    return _rule(_key(fn)) or _NO_RULE
 
 
 def registered_later(fn: Any) -> bool:
@@ -273,6 +317,8 @@ def register_composite(fn: Any, definition: Callable) -> None:
 
 
 def composite_of(fn: Any) -> Callable | None:
+    if _LAZY_FAMILIES and _key(fn) not in COMPOSITES:
+        load_lazy_families()
     if type(fn) is _MethodType:
         return _method_composite(fn)
     return COMPOSITES.get(id(fn))

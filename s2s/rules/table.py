@@ -10,11 +10,19 @@ from ..ops.reductions import rules as _reductions  # noqa: F401
 from ..ops.linalg import rules as _linalg  # noqa: F401
 from ..ops.shape import rules as _shape  # noqa: F401
 from ..ops.fft import rules as _fft  # noqa: F401
-from ..ops.special import rules as _special  # noqa: F401
-from ..ops.stats import rules as _stats  # noqa: F401
 from ..ops.runtime import rules as _runtime  # noqa: F401
 from ..ops.collectives import rules as _collectives  # noqa: F401
-from .registry import tables_loaded as _tables_loaded
+from .registry import defer_family, tables_loaded as _tables_loaded
+
+
+def _load_scipy_families() -> None:
+    from ..ops.special import rules as _special  # noqa: F401
+    from ..ops.stats import rules as _stats  # noqa: F401
+
+
+# scipy.special's and scipy.stats's ops register once the user's code imported scipy.special
+# (registry.defer_family: `import s2s` does not import SciPy)
+defer_family("scipy.special", _load_scipy_families)
 
 from ..frontend.hooks import install_rulebook
 

@@ -23,7 +23,7 @@ import pytest
 
 from cases import op_cases
 import s2s  # noqa: E402,F401  (registers the rules)
-from s2s.rules.table import RULES  # noqa: E402
+from s2s.rules.registry import all_rules  # noqa: E402
 from s2s.rules.registry import builtin_rule, user_facing  # noqa: E402
 
 from cases.paths import ROOT  # noqa: E402
@@ -41,7 +41,7 @@ ELSEWHERE = {
 }
 
 def _table() -> dict[int, object]:
-    return {id(r.fn): r for r in RULES.values()
+    return {id(r.fn): r for r in all_rules()
             if not r.nondiff and r.adjoint is not None and user_facing(r.fn) and builtin_rule(r)}
 
 

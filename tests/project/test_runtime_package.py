@@ -29,3 +29,13 @@ def test_generated_code_module_names_resolve_in_a_fresh_process():
 
 def test_import_s2s_does_not_import_numba():
     assert _run("import sys, s2s; print('numba' in sys.modules)").strip() == "False"
+
+
+def test_import_s2s_does_not_import_scipy_until_the_users_code_does():
+    # scipy.special/stats rules register when a lookup misses with scipy.special imported
+    out = _run("import sys, numpy as np, s2s\n"
+               "print('scipy' in sys.modules)\n"
+               "import scipy.special\n"
+               "from s2s.rules.table import lookup\n"
+               "print(lookup(scipy.special.gammaln) is not None)")
+    assert out.split() == ["False", "True"]
