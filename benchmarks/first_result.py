@@ -13,7 +13,8 @@ Rows:
 - s2s cold: empty S2S_CACHE_DIR and NUMBA_CACHE_DIR, jit's default (the first calls run the
   generated Python while Numba compiles on a thread: s2s/transformations/tiers.py);
 - s2s cold, S2S_JIT_WAIT=1: the same, but jit compiles before answering (time to native code);
-- s2s warm: a fresh process on the caches the waiting run filled (loads source and machine code);
+- s2s warm: a fresh process on the caches the waiting run filled (tiered: the first call runs the
+  generated Python while the machine code loads; waiting: it loads, then runs);
 - JAX: jax.jit of the same function with jax.numpy as np (CPU, float64, no persistent cache).
 The median of the repeats is reported, with the ratio to JAX.
 """
@@ -127,18 +128,20 @@ def main() -> None:
     print(f"{'program':11s} {'row':34s} {'median (s)':>10s} {'runs (s)':>20s} {'vs JAX':>7s}")
     for program in opts.programs.split(","):
         rows: dict[str, list[float]] = {"s2s cold (tiered)": [], "s2s cold, S2S_JIT_WAIT=1": [],
-                                        "s2s warm": [], "JAX (CPU)": []}
+                                        "s2s warm (tiered)": [], "s2s warm, S2S_JIT_WAIT=1": [], "JAX (CPU)": []}
         results = []
         for _ in range(opts.repeats):
             with tempfile.TemporaryDirectory() as tmp:
-                dirs = {"S2S_CACHE_DIR": os.path.join(tmp, "s2s"), "NUMBA_CACHE_DIR": os.path.join(tmp, "numba")}
-                for label, extra in (("s2s cold (tiered)", {}), ("s2s cold, S2S_JIT_WAIT=1", {"S2S_JIT_WAIT": "1"}),
-                                     ("s2s warm", {"S2S_JIT_WAIT": "1"})):
-                    if label == "s2s cold, S2S_JIT_WAIT=1":
-                        # (the tiered run may have left part of the caches: start this one empty too)
-                        sub = tempfile.mkdtemp(dir=tmp)
-                        dirs = {"S2S_CACHE_DIR": os.path.join(sub, "s2s"), "NUMBA_CACHE_DIR": os.path.join(sub, "nb")}
-                    seconds, out = run("s2s", program, dict(dirs, **extra))
+                def dirs(name):
+                    return {"S2S_CACHE_DIR": os.path.join(tmp, name, "s2s"),
+                            "NUMBA_CACHE_DIR": os.path.join(tmp, name, "numba")}
+                # (the tiered cold run may leave part of the caches behind: the waiting one starts
+                # empty too, and the warm rows read what it filled)
+                for label, env in (("s2s cold (tiered)", dirs("tiered")),
+                                   ("s2s cold, S2S_JIT_WAIT=1", dict(dirs("wait"), S2S_JIT_WAIT="1")),
+                                   ("s2s warm, S2S_JIT_WAIT=1", dict(dirs("wait"), S2S_JIT_WAIT="1")),
+                                   ("s2s warm (tiered)", dirs("wait"))):
+                    seconds, out = run("s2s", program, env)
                     rows[label].append(seconds)
                     results.append(flat(out))
             try:

@@ -81,7 +81,7 @@ _CACHE = _PerFunctionCache()
 
 
 _LOCK = threading.Lock()
-_GENERATING = threading.RLock()
+GENERATING = threading.RLock()      # (held while generating; jit holds it to fork a compiling process)
 
 
 STATS = {"generated": 0, "loaded": 0}   # how often build generated source vs reloaded it from disk
@@ -96,7 +96,7 @@ def build(src_fn: Callable, transform: str, argnums: tuple[int, ...], tuple_out:
         return hit
     _refuse_replaced_library(src_fn)
     # (a name it read was rebound since: generate again, from the source, not the disk cache)
-    with _GENERATING:     # (jit's background compiles generate on their own thread: one at a time)
+    with GENERATING:      # (jit's background compiles generate on their own thread: one at a time)
         start = time.perf_counter()
         gen = _load_from_disk(src_fn, key, options) if hit is None else None
         if gen is not None:

@@ -607,7 +607,9 @@ def _log_compile(dispatcher, sig, seconds: float) -> None:
 def compile_for_args(dispatcher, args) -> None:
     """Compile `dispatcher` for these arguments' types without running it (or load the machine
     code from Numba's disk cache): the types a call with them would dispatch on."""
-    dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+    given = tuple(dispatcher.typeof_pyval(a) for a in args)
+    _, folded = dispatcher.fold_argument_types(given, {})    # (parameters left out: Omitted(default))
+    dispatcher.compile(tuple(folded))
 
 
 def describe_types(args) -> str:

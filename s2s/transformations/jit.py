@@ -19,7 +19,7 @@ from ..codegen.user_lines import at_user_line, note_user_line, user_origin
 from ..errors import ArgumentError, NonDifferentiableError, S2SError, TransformError
 from ..frontend.reads import changed
 from ..optimize.specialize import arg_facts
-from ..pipeline import build
+from ..pipeline import GENERATING, build
 from ..pipeline_options import GenerateOptions
 from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, unit_basis
 from .grad import Transformed
@@ -55,7 +55,7 @@ class Jitted(TransformObject):
         # Python while a NativeJob compiles
         self.waits = tiers.wait_by_default() if wait is None else bool(wait)
         self._jobs: dict = {}          # argument types -> the NativeJob compiling for them
-        self._failed: dict = {}        # argument types -> (generated function, the exception its job ended with)
+        self._failed: dict = {}        # argument types -> (generated function, exception, versions tried) of a failed job
         self._jobs_failed: set = set()
 
     def _forget(self) -> None:
@@ -264,7 +264,9 @@ class Jitted(TransformObject):
             job = self._jobs.get(key)
             if job is None and key not in self._jobs_failed:
                 # (a call that waits runs the same job, on this thread)
-                job = self._start_job(args, key, sig, fuse, facts, background=not self.waits)
+                job = self._start_job(args, key, fuse, facts, tiers.job_mode(self.waits, self.cache))
+            if job is not None and job.done() and isinstance(job, tiers.ChildJob):
+                job = job.then()
             if job is not None:
                 if not job.done():
                     return self.python_version(len(args))(*args)      # the Python tier, meanwhile
@@ -272,6 +274,8 @@ class Jitted(TransformObject):
                 fuse = sig not in self._unfused
         failed = self._failed.pop(key, None)
         fused_path = unfused_path = None
+        if failed is not None:        # (the versions its job tried, as if tried below)
+            fused_path, unfused_path = (failed[2][f].path if f in failed[2] else None for f in (True, False))
         try:
             gen = self.generated_for(len(args), fuse, facts)
             if failed is not None and failed[0] is gen:
@@ -344,7 +348,9 @@ class Jitted(TransformObject):
         return None
 
     # ----- tiers (tiers.py) ----------------------------------------------------------------------
-    def _start_job(self, args, key, sig, fuse: bool, facts, background: bool) -> tiers.NativeJob:
+    def _start_job(self, args, key, fuse: bool, facts, mode: str):
+        """A NativeJob for these arguments ("inline": now, on this thread; "thread"), or a
+        ChildJob ("process") whose child runs one."""
         nargs = len(args)
         paths: dict = {}
 
@@ -357,10 +363,30 @@ class Jitted(TransformObject):
             numba_cpu.compile_for_args(gen.fn, args)
             return gen
 
-        from ..backends.numba_cpu import describe_types
-        job = tiers.NativeJob(compile_for, fuse, is_compile_error, f"{self.fun!r} for {describe_types(args)}",
-                              background=background)
-        job.paths = paths
+        def describe() -> str:
+            from ..backends.numba_cpu import describe_types
+            return f"{self.fun!r} for {describe_types(args)}"
+
+        def native_job(background: bool, where: str | None = None) -> tiers.NativeJob:
+            job = tiers.NativeJob(compile_for, fuse, is_compile_error, describe, background, where)
+            job.paths = paths
+            return job
+
+        def in_child() -> bool:
+            job = native_job(False, "in a background process; calls run the generated Python until it is ready")
+            fused, unfused = paths.get(True), paths.get(False)
+            if job.error is None and job.unfused and fused is not None and unfused is not None \
+                    and fused.path != unfused.path:
+                numba_cache().remember_failure(fused.path, args)    # (this process need not try it)
+            return job.error is None
+
+        if mode == "process":
+            job = tiers.ChildJob(in_child, _prewarm_numba, [GENERATING, *tiers.numba_locks()])
+            # the child filled the disk caches: this process compiles the same code, now a load
+            # (where it failed, a thread finds the failure again for the next call to report)
+            job.then = lambda: self._start_job(args, key, fuse, facts, "inline" if job.succeeded else "thread")
+        else:
+            job = native_job(mode == "thread")
         self._jobs[key] = job
         return job
 
@@ -375,14 +401,14 @@ class Jitted(TransformObject):
                 numba_cache().remember_failure(fused.path, args)
         if job.error is not None:
             gen = job.paths.get(not job.unfused and job.fuse)
-            self._failed[key] = (gen, job.error)
+            self._failed[key] = (gen, job.error, job.paths)
             self._jobs_failed.add(key)       # (its calls take the path below from now on, as before tiers)
 
     @property
     def ready(self) -> bool:
         """No compile is running: the calls with the argument types seen so far run machine code
         (or reported their failure)."""
-        return all(j.done() for j in self._jobs.values()) and all(
+        return all(j.done() and not isinstance(j, tiers.ChildJob) for j in self._jobs.values()) and all(
             j.ready for j in self._inner_jits.values())
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -392,6 +418,9 @@ class Jitted(TransformObject):
         for job in list(self._jobs.values()):
             if not job.join(None if end is None else max(end - time.monotonic(), 0.0)):
                 return False
+            if isinstance(job, tiers.ChildJob):      # (then this process's load, or a thread's retry)
+                if not job.then().join(None if end is None else max(end - time.monotonic(), 0.0)):
+                    return False
         for inner in list(self._inner_jits.values()):
             if not inner.wait(None if end is None else max(end - time.monotonic(), 0.0)):
                 return False
@@ -460,6 +489,17 @@ def _zero_d_as_numbers(args) -> tuple:
 def numba_cache():
     from ..backends import numba_cache as module
     return module
+
+
+def _prewarm_numba() -> None:
+    """Import the Numba backend and initialise Numba's CPU target (what a first compile or cache
+    load would do), while a child process compiles."""
+    try:
+        from ..backends import numba_cpu  # noqa: F401
+        from numba.core.registry import cpu_target
+        cpu_target.target_context.refresh()
+    except Exception:       # noqa: BLE001 - the compile in this process will meet it again
+        pass
 
 
 def _python_containers(out):

@@ -8,11 +8,16 @@ Numba-flavoured source (fused, or unfused when the fused loops do not type), and
 the call's argument types; when Numba's disk cache already holds that machine code, the job is
 a load, and the second call is native.
 
-Why a thread and not a process: a forked process could compile without taking the caller's GIL,
-but the parent must then load the machine code from the disk cache itself (importing Numba and
-initialising its target: 1 s of the same GIL) and fork is unsafe beside threads the user's program
-may run (BLAS pools, a data loader); benchmarks/tiers.py measures what the thread costs the
-caller (docs/performance.md, "Tiered jit").
+Where the job runs (`job_mode`): in a forked process (`ChildJob`), which compiles with the
+disk caches on and exits; this process then compiles the same code, which is a load from those
+caches (a pause of a second or less in the call that finds the child done; Numba's import and
+initialisation run on a thread meanwhile).  On a thread (`NativeJob`) where there is no fork, the
+caches are off (`jit(cache=False)`), S2S_JIT_TIER=thread, or another job is compiling on a thread
+(forking then would copy its held locks).  Measured (docs/performance.md, "Tiered jit";
+benchmarks/tiers.py): a caller busy in the Python tier holds the GIL, and a compile on a thread,
+Python for Numba's typing and many short GIL-releasing calls into LLVM, waited on it at every
+switch: native code came 9x later on 13 cores (237.7 s against 27.6 s for the process), the
+caller's calls 25% slower; in a process the caller's calls kept their speed.
 
 `jit(f, wait=True)`, or S2S_JIT_WAIT=1 in the environment, compiles before answering (benchmarks
 and tests of the compiled code use it); `jitted.ready` and `jitted.wait()` report and await the
@@ -20,9 +25,12 @@ jobs; `jitted.compile(*example_args)` fills the caches ahead of a run.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import threading
 import time
+import warnings
 
 from .. import log
 
@@ -34,8 +42,22 @@ def wait_by_default() -> bool:
     return os.environ.get("S2S_JIT_WAIT", "").strip().lower() in _TRUE
 
 
+def job_mode(waits: bool, cache: bool) -> str:
+    """"inline" (the call waits), "process" or "thread" (see the module docstring)."""
+    if waits:
+        return "inline"
+    choice = os.environ.get("S2S_JIT_TIER", "").strip().lower()
+    if choice == "thread" or not cache or not hasattr(os, "fork") or _THREAD_JOBS:
+        return "thread"
+    return "process"
+
+
+_THREAD_JOBS: set = set()        # the NativeJobs compiling on a thread now
+
+
 class NativeJob:
-    """Numba compiling one jitted function for one call's argument types, on a daemon thread.
+    """Numba compiling one jitted function for one call's argument types, on a daemon thread (or
+    on the caller's, `background=False`).
 
     `compile_for(fuse)` is the jitted object's callback: it generates the Numba source (fused or
     not) and compiles it for the job's arguments, returning the generated function; a failure of
@@ -43,18 +65,21 @@ class NativeJob:
     generated function now compiled), `unfused` (the fused version did not compile), `error`
     (the exception that ended the job; the next call reports it as a waiting call would)."""
 
-    def __init__(self, compile_for, fuse: bool, is_compile_error, describe: str, background: bool = True):
+    def __init__(self, compile_for, fuse: bool, is_compile_error, describe, background: bool = True,
+                 where: str | None = None):
         self.compile_for = compile_for
+        self.where = where
         self.fuse = fuse
         self.is_compile_error = is_compile_error
-        self.describe = describe
+        self.describe = describe          # () -> what is compiled, for which types (imports Numba)
         self.gen = None
         self.unfused = False
         self.error: BaseException | None = None
         self.seconds = 0.0
         self._done = threading.Event()
         if background:
-            self._thread = threading.Thread(target=self.run, name=f"s2s-jit {describe}", daemon=True)
+            self._thread = threading.Thread(target=self.run, name="s2s-jit compile", daemon=True)
+            _THREAD_JOBS.add(self)
             self._thread.start()
         else:
             self._thread = None
@@ -62,10 +87,12 @@ class NativeJob:
 
     def run(self) -> None:
         start = time.perf_counter()
-        where = "in the background; calls run the generated Python until it is ready" if self._thread \
-            else "before answering"
+        what = "?"
+        where = self.where or ("in the background; calls run the generated Python until it is ready"
+                               if self._thread else "before answering")
         try:
-            with log.compile_notice(f"s2s.jit: compiling {self.describe} {where}"):
+            what = self.describe()
+            with log.compile_notice(f"s2s.jit: compiling {what} {where}"):
                 try:
                     self.gen = self.compile_for(self.fuse)
                 except Exception as exc:   # noqa: BLE001 - reported by the next call
@@ -77,8 +104,9 @@ class NativeJob:
             self.error = exc
         finally:
             self.seconds = time.perf_counter() - start
-            log.logger.info("native code for %s: %s in %.3f s", self.describe,
+            log.logger.info("native code for %s: %s in %.3f s", what,
                             "failed" if self.error is not None else "ready", self.seconds)
+            _THREAD_JOBS.discard(self)
             self._done.set()
 
     def done(self) -> bool:
@@ -86,3 +114,57 @@ class NativeJob:
 
     def join(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
+
+
+class ChildJob:
+    """A forked process running `compile_in_child()` (a NativeJob on its own thread: generate,
+    compile, write the disk caches) and exiting 0 if it compiled.  This process meanwhile imports
+    and initialises Numba on a thread (`prewarm`), so that its own compile, a load from the
+    caches the child filled, is short."""
+
+    def __init__(self, compile_in_child, prewarm, locks):
+        with contextlib.ExitStack() as held, warnings.catch_warnings():
+            for lock in locks:               # (no thread of ours holds them at the fork)
+                held.enter_context(lock)
+            warnings.simplefilter("ignore", DeprecationWarning)    # (3.12: fork beside threads)
+            pid = os.fork()
+            if pid == 0:                     # the child: compile, fill the caches, leave
+                code = 1
+                try:
+                    code = 0 if compile_in_child() else 1
+                finally:
+                    os._exit(code)
+        self.pid = pid
+        self.status: int | None = None
+        threading.Thread(target=prewarm, name="s2s-jit prewarm", daemon=True).start()
+
+    def done(self) -> bool:
+        if self.status is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:        # (reaped elsewhere)
+                pid, status = self.pid, 1 << 8
+            if pid == self.pid:
+                self.status = os.waitstatus_to_exitcode(status)
+        return self.status is not None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == 0
+
+    def join(self, timeout: float | None = None) -> bool:
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self.done():
+            if end is not None and time.monotonic() >= end:
+                return False
+            time.sleep(0.02)
+        return True
+
+    error = None        # (what failed is found again by this process's own compile)
+    unfused = False
+
+
+def numba_locks() -> list:
+    """Numba's compiler lock, if Numba is imported (a user's thread may be compiling)."""
+    module = sys.modules.get("numba.core.compiler_lock")
+    return [module.global_compiler_lock] if module is not None else []
