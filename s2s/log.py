@@ -60,7 +60,7 @@ def compile_notice(line: str, after: float | None = None):
     if quiet():
         yield
         return
-    timer = threading.Timer(after, _print_notice, (line,))
+    timer = threading.Timer(after, print_notice, (line,))
     timer.daemon = True
     timer.start()
     try:
@@ -69,7 +69,7 @@ def compile_notice(line: str, after: float | None = None):
         timer.cancel()
 
 
-def _print_notice(line: str) -> None:
+def print_notice(line: str) -> None:
     try:
         print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError):     # (stderr closed at interpreter exit)

@@ -236,6 +236,9 @@ class Jitted(TransformObject):
                 if not is_compile_error(exc):
                     raise
                 del self._fast[key]    # the full dispatch below reports it (or falls back)
+        job = self._jobs.get(key) if key is not None else None
+        if job is not None and not job.done():      # (still compiling: the Python tier, at once)
+            return self.python_version(len(args))(*args)
         if self._as_scalars and _signature_key(args) in self._as_scalars:
             return self._call(_zero_d_as_numbers(args))
         fun = self.fun
@@ -381,7 +384,9 @@ class Jitted(TransformObject):
             return job.error is None
 
         if mode == "process":
-            job = tiers.ChildJob(in_child, _prewarm_numba, [GENERATING, *tiers.numba_locks()])
+            job = tiers.ChildJob(in_child, _prewarm_numba, [GENERATING, *tiers.numba_locks()],
+                                 f"s2s.jit: compiling {self.fun!r} for {_describe_args(args)} in a background "
+                                 "process; calls run the generated Python until it is ready")
             # the child filled the disk caches: this process compiles the same code, now a load
             # (where it failed, a thread finds the failure again for the next call to report)
             job.then = lambda: self._start_job(args, key, fuse, facts, "inline" if job.succeeded else "thread")
@@ -489,6 +494,12 @@ def _zero_d_as_numbers(args) -> tuple:
 def numba_cache():
     from ..backends import numba_cache as module
     return module
+
+
+def _describe_args(args) -> str:
+    """`(float64 2-d array, float)`: a compile notice's argument types, without importing Numba."""
+    return "(" + ", ".join(f"{a.dtype} {a.ndim}-d array" if type(a) is np.ndarray else type(a).__name__
+                           for a in args) + ")"
 
 
 def _prewarm_numba() -> None:

@@ -122,7 +122,7 @@ class ChildJob:
     and initialises Numba on a thread (`prewarm`), so that its own compile, a load from the
     caches the child filled, is short."""
 
-    def __init__(self, compile_in_child, prewarm, locks):
+    def __init__(self, compile_in_child, prewarm, locks, notice: str):
         with contextlib.ExitStack() as held, warnings.catch_warnings():
             for lock in locks:               # (no thread of ours holds them at the fork)
                 held.enter_context(lock)
@@ -131,12 +131,21 @@ class ChildJob:
             if pid == 0:                     # the child: compile, fill the caches, leave
                 code = 1
                 try:
+                    _let_go_of_the_callers_files()
                     code = 0 if compile_in_child() else 1
                 finally:
                     os._exit(code)
         self.pid = pid
         self.status: int | None = None
         threading.Thread(target=prewarm, name="s2s-jit prewarm", daemon=True).start()
+        if not log.quiet():
+            timer = threading.Timer(log.NOTICE_AFTER, self._notice, (notice,))
+            timer.daemon = True
+            timer.start()
+
+    def _notice(self, line: str) -> None:
+        if not self.done():
+            log.print_notice(line)
 
     def done(self) -> bool:
         if self.status is None:
@@ -162,6 +171,17 @@ class ChildJob:
 
     error = None        # (what failed is found again by this process's own compile)
     unfused = False
+
+
+def _let_go_of_the_callers_files() -> None:
+    """In the child: stdin, stdout and stderr on /dev/null and every other inherited descriptor
+    closed, so that whoever reads the caller's output (a pipe, `subprocess.run`, CI's log) sees
+    its end when the caller exits, not when this compile does."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.closerange(3, devnull)
+    os.closerange(devnull + 1, 1 << 16)
 
 
 def numba_locks() -> list:
