@@ -2,12 +2,16 @@
 
     s2s show path/to/file.py:func [--transform grad|vjp|value_and_grad|jvp|vmap|jit|pmap] [--argnums 0,1] [--has-aux]
                                   [--in-axes 0,None] [--out-axes 0] [--of grad] [--arg-types 'f8[:],f8']
+    s2s compile path/to/file.py:func --arg-types 'f8[:],f8[:,:]' [--of grad|value_and_grad] [--argnums 0]
     s2s --version
 
 `show` imports the file as a module (with the file's directory first on
 sys.path, so sibling imports work), looks up `func`, and prints a header
 naming the source function and its file:line followed by the generated
-module (the text of `s2s.show`).
+module (the text of `s2s.show`).  `compile` fills the disk caches with the
+machine code of `jit(func)` (or of jit of its grad / value_and_grad) for
+those argument types, without running it: a container build or a cluster
+job's first step, so that the run starts warm.
 
 Exit codes: 0 success; 1 the transform refused the function (an
 `s2s.S2SError`, printed with the user's file:line, source line and hint);
@@ -86,6 +90,20 @@ def _build_parser() -> _Parser:
                       help="vmap: batch axis of each argument, e.g. 0,None (default: 0 for all)")
     show.add_argument("--out-axes", default=None, type=_parse_axes,
                       help="vmap: batch axis of the result (default: 0)")
+    comp = sub.add_parser(
+        "compile", help="compile jit's machine code for a function ahead of a run (fills the disk caches)",
+        description="Compile jit(FUNC), or jit of its grad / value_and_grad, for the given argument types, "
+                    "into s2s's and Numba's disk caches, without running it.")
+    comp.add_argument("target", metavar="FILE.py:FUNC", help="a Python file and a function defined in it")
+    comp.add_argument("--arg-types", required=True, type=_parse_arg_types,
+                      help="the argument types to compile for, e.g. 'f8[:],f8[:,:],f8' (f8/f4/i8/i4/b1 or "
+                           "float/int/bool, [:] per dimension)")
+    comp.add_argument("--of", choices=("grad", "value_and_grad"), default=None,
+                      help="compile jit of this transform of FUNC (default: jit(FUNC))")
+    comp.add_argument("--argnums", "-a", default=None, type=_parse_argnums,
+                      help="with --of: positional argument(s) to differentiate (default: 0)")
+    comp.add_argument("--target", dest="device", default="cpu", choices=("cpu", "parallel"),
+                      help="jit's target (default: cpu)")
     return parser
 
 
@@ -307,6 +325,41 @@ def show(args: argparse.Namespace) -> int:
     return 0
 
 
+def compile_command(args: argparse.Namespace) -> int:
+    import time
+
+    import s2s
+    from .errors import ArgumentError, S2SError
+
+    path, func = _split_target(args.target)
+    fn = load_function(path, func)
+    if args.argnums is not None and args.of is None:
+        raise UsageError("s2s compile: error: --argnums works with --of grad or --of value_and_grad only")
+    arity = _arity(fn)
+    if arity is not None and not arity[0] <= len(args.arg_types) <= (arity[1] if arity[1] is not None else 1 << 30):
+        takes = arity[0] if arity[1] == arity[0] else (
+            f"{arity[0]} or more" if arity[1] is None else f"{arity[0]} to {arity[1]}")
+        raise UsageError(f"s2s compile: error: {func} takes {takes} arguments; {len(args.arg_types)} "
+                         f"{'type was' if len(args.arg_types) == 1 else 'types were'} given in --arg-types")
+    what = fn if args.of is None else {"grad": s2s.grad, "value_and_grad": s2s.value_and_grad}[args.of](
+        fn, argnums=0 if args.argnums is None else args.argnums)
+    label = func if args.of is None else f"{args.of}({func})"
+    start = time.perf_counter()
+    try:
+        jitted = s2s.jit(what, target=args.device, wait=True).compile(*args.arg_types)
+    except ArgumentError as exc:
+        raise UsageError(f"s2s compile: error: {exc}") from None
+    except S2SError as exc:
+        print(f"s2s: cannot compile jit({label}) ({type(exc).__name__}):", file=sys.stderr)
+        print(str(exc), file=sys.stderr)
+        return 1
+    gen = jitted.generated_for_args(*args.arg_types)
+    from .backends.numba_cpu import describe_types
+    print(f"s2s compile: jit({label}) ({_origin(fn, path)}) for {describe_types(args.arg_types)}: "
+          f"ready in {time.perf_counter() - start:.1f} s; generated file {gen.path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the console script)."""
     parser = _build_parser()
@@ -317,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if args.command == "show":
             return show(args)
+        if args.command == "compile":
+            return compile_command(args)
         raise UsageError(f"s2s: error: unknown command {args.command!r}")  # pragma: no cover
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

@@ -432,13 +432,26 @@ class Jitted(TransformObject):
         return True
 
     def compile(self, *args, **kwargs) -> "Jitted":
-        """Compile machine code for calls with these arguments' types (ahead of a run: a container
-        build, a cluster job's first step, a benchmark) and return when it is ready, filling the
-        disk caches.  It calls the function once on them, as the first call would."""
-        self(*args, **kwargs)
+        """Compile machine code for calls with these arguments' types, ahead of a run (a container
+        build, a cluster job's first step, a benchmark), filling the disk caches; returns when it
+        is ready.  Arrays and numbers are compiled for without running the function; other
+        arguments (pytrees) by one call of it, as the first call would."""
+        if kwargs:
+            args = bind_keywords(self, args, kwargs)
+        args, _ = precision.widen(args)
+        key = _fast_key(args)
+        if key is not None and self.target != "cuda" and not isinstance(self.fun, Hessian) \
+                and self._jobs.get(key) is None and key not in self._fast:
+            sig = _signature_key(args)
+            job = self._start_job(args, key, sig not in self._unfused, arg_facts(args), "inline")
+            self._finish_job(job, args, key, sig)
+            if job.error is None:
+                self._fast[key] = job.gen
+                return self
+        self(*args)                    # (a failure is reported as a call that waits would)
         self.wait()
         if self._job_failed():
-            self(*args, **kwargs)      # reports the failure as a call that waits would
+            self(*args)
         return self
 
     def _job_failed(self) -> bool:
