@@ -8,6 +8,7 @@ generated Python. The CUDA target builds a kernel per example (backends/numba_cu
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -154,7 +155,22 @@ class Jitted(TransformObject):
     def generated_for_args(self, *args) -> Generated:
         """The generated (specialized) function a call with these arguments runs."""
         sig = _signature_key(args)
-        return self.generated_for(len(args), sig not in self._unfused, arg_facts(args))
+        return self.generated_for(len(args), sig not in self._unfused, self._facts(args))
+
+    def _facts(self, args) -> tuple:
+        """The arguments' facts (rank, dtype kind), and those of the default values of parameters
+        the call leaves out: for calls with this many arguments they are constants, so the code
+        specializes on them too (a loop's `steps=1000` default: array tapes, not typed lists)."""
+        facts = arg_facts(args)
+        if _specializable(self.fun):
+            try:
+                params = list(inspect.signature(source_function(self.fun.fun)).parameters.values())
+            except (TypeError, ValueError, S2SError):
+                return facts
+            left_out = params[len(args):]
+            if left_out and all(p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty for p in left_out):
+                facts = facts + arg_facts([p.default for p in left_out])
+        return facts
 
     def python_version(self, nargs: int) -> Callable:
         fun = self.fun
@@ -262,7 +278,7 @@ class Jitted(TransformObject):
             fun.check_examples(args)     # (vmap(grad(f)) refuses what grad refuses, jitted or not)
         sig = _signature_key(args)
         fuse = sig not in self._unfused
-        facts = arg_facts(args)
+        facts = self._facts(args)
         if key is not None and self.target != "cuda":
             job = self._jobs.get(key)
             if job is None and key not in self._jobs_failed:
@@ -443,7 +459,7 @@ class Jitted(TransformObject):
         if key is not None and self.target != "cuda" and not isinstance(self.fun, Hessian) \
                 and self._jobs.get(key) is None and key not in self._fast:
             sig = _signature_key(args)
-            job = self._start_job(args, key, sig not in self._unfused, arg_facts(args), "inline")
+            job = self._start_job(args, key, sig not in self._unfused, self._facts(args), "inline")
             self._finish_job(job, args, key, sig)
             if job.error is None:
                 self._fast[key] = job.gen
