@@ -177,6 +177,7 @@ def _let_go_of_the_callers_files() -> None:
     """In the child: stdin, stdout and stderr on /dev/null and every other inherited descriptor
     closed, so that whoever reads the caller's output (a pipe, `subprocess.run`, CI's log) sees
     its end when the caller exits, not when this compile does."""
+    os.environ["S2S_QUIET"] = "1"     # (prints nothing: a stream's lock may have been held at the fork)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
