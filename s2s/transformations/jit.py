@@ -9,6 +9,7 @@ generated Python. The CUDA target builds a kernel per example (backends/numba_cu
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Callable
 
 import numpy as np
@@ -58,6 +59,7 @@ class Jitted(TransformObject):
         self._jobs: dict = {}          # argument types -> the NativeJob compiling for them
         self._failed: dict = {}        # argument types -> (generated function, exception, versions tried) of a failed job
         self._jobs_failed: set = set()
+        self._tier_lock = threading.RLock()
 
     def _forget(self) -> None:
         self._gens.clear()
@@ -280,17 +282,18 @@ class Jitted(TransformObject):
         fuse = sig not in self._unfused
         facts = self._facts(args)
         if key is not None and self.target != "cuda":
-            job = self._jobs.get(key)
-            if job is None and key not in self._jobs_failed:
-                # (a call that waits runs the same job, on this thread)
-                job = self._start_job(args, key, fuse, facts, tiers.job_mode(self.waits, self.cache))
-            if job is not None and job.done() and isinstance(job, tiers.ChildJob):
-                job = job.then()
-            if job is not None:
-                if not job.done():
-                    return self.python_version(len(args))(*args)      # the Python tier, meanwhile
-                self._finish_job(job, args, key, sig)
-                fuse = sig not in self._unfused
+            with self._tier_lock:       # (pmap calls one jitted function from a thread per device)
+                job = self._jobs.get(key)
+                if job is None and key not in self._jobs_failed:
+                    # (a call that waits runs the same job, on this thread)
+                    job = self._start_job(args, key, fuse, facts, tiers.job_mode(self.waits, self.cache))
+                if job is not None and job.done() and isinstance(job, tiers.ChildJob):
+                    job = job.then()
+                if job is not None and job.done():
+                    self._finish_job(job, args, key, sig)
+                    fuse = sig not in self._unfused
+            if job is not None and not job.done():
+                return self.python_version(len(args))(*args)      # the Python tier, meanwhile
         failed = self._failed.pop(key, None)
         fused_path = unfused_path = None
         if failed is not None:        # (the versions its job tried, as if tried below)
@@ -413,6 +416,8 @@ class Jitted(TransformObject):
 
     def _finish_job(self, job: tiers.NativeJob, args, key, sig) -> None:
         """What a finished job leaves for the call: its signature unfused, a failure to report."""
+        if self._jobs.get(key) is not job:
+            return          # (another thread's call finished it)
         del self._jobs[key]
         if job.unfused:
             self._unfused.add(sig)
@@ -440,7 +445,9 @@ class Jitted(TransformObject):
             if not job.join(None if end is None else max(end - time.monotonic(), 0.0)):
                 return False
             if isinstance(job, tiers.ChildJob):      # (then this process's load, or a thread's retry)
-                if not job.then().join(None if end is None else max(end - time.monotonic(), 0.0)):
+                with self._tier_lock:
+                    after = job.then() if any(j is job for j in self._jobs.values()) else None
+                if after is not None and not after.join(None if end is None else max(end - time.monotonic(), 0.0)):
                     return False
         for inner in list(self._inner_jits.values()):
             if not inner.wait(None if end is None else max(end - time.monotonic(), 0.0)):
@@ -459,8 +466,9 @@ class Jitted(TransformObject):
         if key is not None and self.target != "cuda" and not isinstance(self.fun, Hessian) \
                 and self._jobs.get(key) is None and key not in self._fast:
             sig = _signature_key(args)
-            job = self._start_job(args, key, sig not in self._unfused, self._facts(args), "inline")
-            self._finish_job(job, args, key, sig)
+            with self._tier_lock:
+                job = self._start_job(args, key, sig not in self._unfused, self._facts(args), "inline")
+                self._finish_job(job, args, key, sig)
             if job.error is None:
                 self._fast[key] = job.gen
                 return self
