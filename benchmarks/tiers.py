@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from first_result import DATA, ROOT     # (the same programs and data)
 
 CHILD = r"""
 import os, sys, time, json, statistics
@@ -33,24 +33,8 @@ T0 = time.perf_counter()
 import numpy as np
 sys.path.insert(0, {examples!r})
 import s2s
-mode, program = {mode!r}, {program!r}
-rng = np.random.default_rng(0)
-if program == "quickstart":
-    import quickstart
-    n, D = 64, 3
-    X = rng.normal(size=(n, D)); y = (X[:, 0] - 0.5 * X[:, 1] > 0.0).astype(float)
-    params = 0.3 * rng.normal(size=D * D + D)
-    loss = quickstart.loss
-else:
-    def loss(params, X, y):
-        h = np.tanh(X @ params["W1"] + params["b1"])
-        logits = h @ params["W2"] + params["b2"]
-        m = np.max(logits, axis=1, keepdims=True)
-        logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
-        return -np.mean(np.sum(logp * y, axis=1))
-    X = rng.normal(size=(256, 64)); y = np.eye(10)[rng.integers(0, 10, 256)]
-    params = {{"W1": 0.1 * rng.normal(size=(64, 128)), "b1": np.zeros(128),
-              "W2": 0.1 * rng.normal(size=(128, 10)), "b2": np.zeros(10)}}
+mode = {mode!r}
+{data}
 plain = s2s.grad(loss)
 plain(params, X, y)
 base = []
@@ -82,8 +66,10 @@ def run(mode: str, program: str) -> dict:
         env.pop("S2S_JIT_WAIT", None)
         if mode.startswith("thread"):
             env["S2S_JIT_TIER"] = "thread"
-        code = CHILD.format(examples=os.path.join(ROOT, "examples"), mode=mode, program=program)
-        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+        script = os.path.join(tmp, f"tiers_{program}.py")      # (s2s reads functions from files)
+        with open(script, "w") as f:
+            f.write(CHILD.format(examples=os.path.join(ROOT, "examples"), mode=mode, data=DATA[program]))
+        p = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=900)
         if p.returncode != 0:
             raise RuntimeError(p.stderr[-2000:])
         return json.loads(p.stdout.strip().splitlines()[-1])
