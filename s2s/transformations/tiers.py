@@ -11,9 +11,10 @@ a load, and the second call is native.
 Where the job runs (`job_mode`): in a forked process (`ChildJob`), which compiles with the
 disk caches on and exits; this process then compiles the same code, which is a load from those
 caches (a pause of a second or less in the call that finds the child done; Numba's import and
-initialisation run on a thread meanwhile).  On a thread (`NativeJob`) where there is no fork, the
-caches are off (`jit(cache=False)`), S2S_JIT_TIER=thread, or another job is compiling on a thread
-(forking then would copy its held locks).  Measured (docs/performance.md, "Tiered jit";
+initialisation run on a thread meanwhile).  On a thread (`NativeJob`) where there is no fork (or
+on macOS, where fork is unsafe once system frameworks run threads), the caches are off
+(`jit(cache=False)`), S2S_JIT_TIER=thread, or another job is compiling on a thread (forking then
+would copy its held locks).  Measured (docs/performance.md, "Tiered jit";
 benchmarks/tiers.py): a caller busy in the Python tier holds the GIL, and a compile on a thread,
 Python for Numba's typing and many short GIL-releasing calls into LLVM, waited on it at every
 switch: native code came 9x later on 13 cores (237.7 s against 27.6 s for the process), the
@@ -47,7 +48,8 @@ def job_mode(waits: bool, cache: bool) -> str:
     if waits:
         return "inline"
     choice = os.environ.get("S2S_JIT_TIER", "").strip().lower()
-    if choice == "thread" or not cache or not hasattr(os, "fork") or _THREAD_JOBS:
+    # (macOS: fork is unsafe once system frameworks have started threads; Python spawns there too)
+    if choice == "thread" or not cache or not hasattr(os, "fork") or sys.platform == "darwin" or _THREAD_JOBS:
         return "thread"
     return "process"
 
