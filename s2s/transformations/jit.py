@@ -396,10 +396,8 @@ class Jitted(TransformObject):
 
         def in_child() -> bool:
             job = native_job(False, "in a background process; calls run the generated Python until it is ready")
-            fused, unfused = paths.get(True), paths.get(False)
-            if job.error is None and job.unfused and fused is not None and unfused is not None \
-                    and fused.path != unfused.path:
-                numba_cache().remember_failure(fused.path, args)    # (this process need not try it)
+            if job.error is None and job.unfused:
+                self._remember_fused_failure(paths, args)        # (the parent need not try it)
             return job.error is None
 
         if mode == "process":
@@ -421,14 +419,19 @@ class Jitted(TransformObject):
         del self._jobs[key]
         if job.unfused:
             self._unfused.add(sig)
-            fused, unfused = job.paths.get(True), job.paths.get(False)
-            if job.error is None and self.cache and fused is not None and unfused is not None \
-                    and fused.path != unfused.path:
-                numba_cache().remember_failure(fused.path, args)
+            if job.error is None:
+                self._remember_fused_failure(job.paths, args)
         if job.error is not None:
             gen = job.paths.get(not job.unfused and job.fuse)
             self._failed[key] = (gen, job.error, job.paths)
             self._jobs_failed.add(key)       # (its calls take the path below from now on, as before tiers)
+
+    def _remember_fused_failure(self, paths: dict, args) -> None:
+        """The fused version did not compile and the unfused one did: a marker in the disk cache,
+        so that a later process goes straight to the unfused one (as the waiting path does)."""
+        fused, unfused = paths.get(True), paths.get(False)
+        if self.cache and fused is not None and unfused is not None and fused.path != unfused.path:
+            numba_cache().remember_failure(fused.path, args)
 
     @property
     def ready(self) -> bool:
