@@ -554,7 +554,11 @@ def _prewarm_numba() -> None:
 
 
 def _python_containers(out):
-    """Numba's typed dicts and lists in a compiled result as Python's (a dict output)."""
+    """Numba's typed dicts and lists in a compiled result as Python's (a dict output), and its
+    float64 numbers as NumPy's (np.float64, a float too), which is what the generated Python (the
+    first tier, the unjitted transform) returns for them."""
+    if type(out) is float:
+        return np.float64(out)
     kind = type(out).__name__
     if kind == "Dict" and type(out).__module__.startswith("numba"):
         return {k: _python_containers(v) for k, v in out.items()}

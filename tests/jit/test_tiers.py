@@ -213,3 +213,15 @@ def test_calls_from_several_threads_at_once(wait):
     assert j.wait(timeout=600)
     for r in results + [j(w, X, y)]:
         np.testing.assert_allclose(r, expected, rtol=1e-12)
+
+
+def test_both_tiers_return_numbers_of_the_same_type():
+    def total(x, w):
+        return np.sum(np.tanh(x * w))
+    x = np.linspace(0.0, 1.0, 4)
+    for fn in (s2s.value_and_grad(total), s2s.grad(total, argnums=1), total):
+        python = fn(x, 0.5)
+        native = s2s.jit(fn, wait=True)(x, 0.5)
+        for a, b in zip(python if isinstance(python, tuple) else (python,),
+                        native if isinstance(native, tuple) else (native,)):
+            assert type(a) is type(b), (fn, type(a), type(b))
