@@ -29,7 +29,6 @@ from first_result import DATA, ROOT     # (the same programs and data)
 
 CHILD = r"""
 import os, sys, time, json, statistics
-T0 = time.perf_counter()
 import numpy as np
 sys.path.insert(0, {examples!r})
 import s2s

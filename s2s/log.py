@@ -15,18 +15,25 @@ import logging
 import os
 import sys
 import threading
-import time
 
 logger = logging.getLogger("s2s")
 
 NOTICE_AFTER = 2.0      # seconds: shorter compiles say nothing
 
 
+_OFF = ("", "0", "false", "no", "off")
+
+
+def env_flag(name: str) -> bool:
+    """An on/off environment variable: on unless unset, empty, 0, false, no or off."""
+    return os.environ.get(name, "").strip().lower() not in _OFF
+
+
 def configure_from_env() -> None:
     """`S2S_LOG=1|info|debug`: a stderr handler on the `s2s` logger at that level (once)."""
-    value = os.environ.get("S2S_LOG", "").strip().lower()
-    if not value or value in ("0", "off", "false", "no"):
+    if not env_flag("S2S_LOG"):
         return
+    value = os.environ["S2S_LOG"].strip().lower()
     level = logging.DEBUG if value == "debug" else logging.INFO
     if not any(getattr(h, "_s2s_env", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
@@ -36,40 +43,35 @@ def configure_from_env() -> None:
     logger.setLevel(level)
 
 
-@contextlib.contextmanager
-def timed(what: str, *details):
-    """Log `what` and its wall time at INFO when the block ends (nothing to measure when off)."""
-    if not logger.isEnabledFor(logging.INFO):
-        yield
-        return
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        logger.info("%s%s: %.3f s", what, "".join(f" {d}" for d in details), time.perf_counter() - start)
-
-
 def quiet() -> bool:
-    return os.environ.get("S2S_QUIET", "").strip().lower() not in ("", "0", "false", "no")
+    return env_flag("S2S_QUIET")
 
 
-@contextlib.contextmanager
-def compile_notice(line: str, after: float | None = None):
-    """Print `line` on stderr if the block is still running `after` seconds (NOTICE_AFTER) from now."""
-    after = NOTICE_AFTER if after is None else after
+def notice_later(line: str, finished=None) -> threading.Timer | None:
+    """Print `line` on stderr NOTICE_AFTER seconds from now, unless `finished()` says the work is
+    done by then (or S2S_QUIET is set: None); cancel the timer when the work ends."""
     if quiet():
-        yield
-        return
-    timer = threading.Timer(after, print_notice, (line,))
+        return None
+    timer = threading.Timer(NOTICE_AFTER, _print_notice, (line, finished))
     timer.daemon = True
     timer.start()
+    return timer
+
+
+@contextlib.contextmanager
+def compile_notice(line: str):
+    """Print `line` on stderr if the block is still running NOTICE_AFTER seconds from now."""
+    timer = notice_later(line)
     try:
         yield
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
 
 
-def print_notice(line: str) -> None:
+def _print_notice(line: str, finished=None) -> None:
+    if finished is not None and finished():
+        return
     try:
         print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError):     # (stderr closed at interpreter exit)

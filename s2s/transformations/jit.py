@@ -444,18 +444,18 @@ class Jitted(TransformObject):
         """Wait until the running compiles end (at most `timeout` seconds); True when all have."""
         import time
         end = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if end is None else max(end - time.monotonic(), 0.0)
         for job in list(self._jobs.values()):
-            if not job.join(None if end is None else max(end - time.monotonic(), 0.0)):
+            if not job.join(left()):
                 return False
             if isinstance(job, tiers.ChildJob):      # (then this process's load, or a thread's retry)
                 with self._tier_lock:
                     after = job.then() if any(j is job for j in self._jobs.values()) else None
-                if after is not None and not after.join(None if end is None else max(end - time.monotonic(), 0.0)):
+                if after is not None and not after.join(left()):
                     return False
-        for inner in list(self._inner_jits.values()):
-            if not inner.wait(None if end is None else max(end - time.monotonic(), 0.0)):
-                return False
-        return True
+        return all(inner.wait(left()) for inner in list(self._inner_jits.values()))
 
     def compile(self, *args, **kwargs) -> "Jitted":
         """Compile machine code for calls with these arguments' types, ahead of a run (a container

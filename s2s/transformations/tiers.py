@@ -1,7 +1,7 @@
 """jit's two tiers: the generated Python answers at once, Numba's machine code takes over when ready.
 
-The first call of `jit(f)` for new argument types starts a `NativeJob` on a background thread and
-answers with the generated NumPy code (the very function the unjitted transform runs, so both tiers
+The first call of `jit(f)` for new argument types starts a job (in a forked process or on a thread,
+below) and answers with the generated NumPy code (the very function the unjitted transform runs, so both tiers
 give the same answers); the calls after the job has finished run the machine code.  The job does
 everything the compiled tier needs that the Python tier does not: import Numba, generate the
 Numba-flavoured source (fused, or unfused when the fused loops do not type), and compile it for
@@ -35,12 +35,9 @@ import warnings
 
 from .. import log
 
-_TRUE = ("1", "true", "yes", "on")
-
-
 def wait_by_default() -> bool:
     """S2S_JIT_WAIT=1: every jit compiles before it answers (the calls wait for Numba)."""
-    return os.environ.get("S2S_JIT_WAIT", "").strip().lower() in _TRUE
+    return log.env_flag("S2S_JIT_WAIT")
 
 
 def job_mode(waits: bool, cache: bool) -> str:
@@ -140,14 +137,7 @@ class ChildJob:
         self.pid = pid
         self.status: int | None = None
         threading.Thread(target=prewarm, name="s2s-jit prewarm", daemon=True).start()
-        if not log.quiet():
-            timer = threading.Timer(log.NOTICE_AFTER, self._notice, (notice,))
-            timer.daemon = True
-            timer.start()
-
-    def _notice(self, line: str) -> None:
-        if not self.done():
-            log.print_notice(line)
+        log.notice_later(notice, finished=self.done)
 
     def done(self) -> bool:
         if self.status is None:
