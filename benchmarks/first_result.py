@@ -15,6 +15,9 @@ Rows:
 - s2s cold, S2S_JIT_WAIT=1: the same, but jit compiles before answering (time to native code);
 - s2s warm: a fresh process on the caches the waiting run filled (tiered: the first call runs the
   generated Python while the machine code loads; waiting: it loads, then runs);
+- s2s new function, helpers cached: S2S_JIT_WAIT=1 on a cache holding only s2s's own helpers'
+  machine code (what any earlier program compiled), as for a new function on a machine s2s has
+  compiled on before;
 - JAX: jax.jit of the same function with jax.numpy as np (CPU, float64, no persistent cache).
 The median of the repeats is reported, with the ratio to JAX.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,6 +34,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NEW_FUNCTION = "s2s new function, helpers cached, WAIT"
 
 DATA = {
     "quickstart": r"""
@@ -125,10 +130,11 @@ def main() -> None:
     opts = ap.parse_args()
     import numpy as np
     print(f"process start to result, median of {opts.repeats} fresh processes, {os.cpu_count()} cores")
-    print(f"{'program':11s} {'row':34s} {'median (s)':>10s} {'runs (s)':>20s} {'vs JAX':>7s}")
+    print(f"{'program':11s} {'row':40s} {'median (s)':>10s} {'runs (s)':>20s} {'vs JAX':>7s}")
     for program in opts.programs.split(","):
         rows: dict[str, list[float]] = {"s2s cold (tiered)": [], "s2s cold, S2S_JIT_WAIT=1": [],
-                                        "s2s warm (tiered)": [], "s2s warm, S2S_JIT_WAIT=1": [], "JAX (CPU)": []}
+                                        "s2s warm (tiered)": [], "s2s warm, S2S_JIT_WAIT=1": [], NEW_FUNCTION: [],
+                                        "JAX (CPU)": []}
         results = []
         for _ in range(opts.repeats):
             with tempfile.TemporaryDirectory() as tmp:
@@ -144,6 +150,12 @@ def main() -> None:
                     seconds, out = run("s2s", program, env)
                     rows[label].append(seconds)
                     results.append(flat(out))
+                # a new function on a machine where s2s compiled before: only s2s's helpers (their
+                # machine code per signature, S2S_CACHE_DIR/numba) are in the cache
+                shutil.copytree(os.path.join(tmp, "wait", "s2s", "numba"), os.path.join(tmp, "newfn", "s2s", "numba"))
+                seconds, out = run("s2s", program, dict(dirs("newfn"), S2S_JIT_WAIT="1"))
+                rows[NEW_FUNCTION].append(seconds)
+                results.append(flat(out))
             try:
                 seconds, out = run("jax", program, {})
                 rows["JAX (CPU)"].append(seconds)
@@ -157,7 +169,7 @@ def main() -> None:
                 continue
             med = statistics.median(times)
             vs = f"{med / jax:.2f}x" if jax else "n/a"
-            print(f"{program:11s} {label:34s} {med:10.2f} {' '.join(f'{t:.2f}' for t in times):>20s} {vs:>7s}")
+            print(f"{program:11s} {label:40s} {med:10.2f} {' '.join(f'{t:.2f}' for t in times):>20s} {vs:>7s}")
         print(f"{program:11s} results agree across rows: {agree}")
 
 

@@ -28,9 +28,10 @@ process the wrong machine code, silently:
    /tmp folder), Numba keeps every cached function's index (a pickle, unpickled on load) and
    machine code there, unchecked: a file planted by another user runs in this process.  Fix:
    the code of a file s2s generated is cached beside it, in s2s's checked private cache, and
-   that of s2s's own helpers in their package's `__pycache__` when only this user can write
-   there, else in s2s's cache too; NUMBA_CACHE_DIR and NUMBA_CACHE_LOCATOR_CLASSES apply only
-   to other functions.  An index that is not this user's own regular file, or that cannot be
+   that of s2s's own helpers (the overloads' implementations, per signature: a user function's
+   compile loads them instead of typing and lowering them again) in that cache too, keyed on
+   s2s's source hash (a helper's code holds the helpers it calls, from other files);
+   NUMBA_CACHE_DIR and NUMBA_CACHE_LOCATOR_CLASSES apply only to other functions.  An index that is not this user's own regular file, or that cannot be
    read (truncated, garbage), is a miss, and the next save rewrites it.
 5. Writes.  Numba's own writes (index, machine code, digests) go through s2s's one cache-file
    writer (codegen/cachefiles.py: an exclusive, no-follow temporary file, then a rename); a
@@ -112,27 +113,30 @@ def _verified_loads() -> None:
     caching.Cache.load_overload = load_overload
 
 
+def _in_package(py_file: str) -> bool:
+    """A file of the s2s package itself (its helpers), not one s2s generated."""
+    import os
+
+    from ..codegen import emit
+    path = os.path.abspath(py_file)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    generated = [os.path.abspath(c) + os.sep for c in (emit.cache_dir(), emit.requested_cache_dir())]
+    return path.startswith(package + os.sep) and not any(path.startswith(g) for g in generated)
+
+
 def _own_cache_path(py_file: str) -> str | None:
     """Where the machine code of functions in `py_file` goes, or None for a file that is not s2s's."""
     import os
-    import stat
 
     from ..codegen import emit
     path = os.path.abspath(py_file)
     cache = os.path.abspath(emit.cache_dir())
     if any(path.startswith(os.path.abspath(c) + os.sep) for c in (cache, emit.requested_cache_dir())):
         return os.path.join(os.path.dirname(path), "__pycache__")
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # the s2s package
-    if not path.startswith(package + os.sep):
+    if not _in_package(path):
         return None
-    in_tree = os.path.join(os.path.dirname(path), "__pycache__")
-    try:
-        os.makedirs(in_tree, mode=0o700, exist_ok=True)
-        st = os.lstat(in_tree)
-        if stat.S_ISDIR(st.st_mode) and emit.untrusted(st) is None and os.access(in_tree, os.W_OK):
-            return in_tree
-    except OSError:
-        pass
+    # s2s's own helpers: in s2s's cache too (not the installed package's folder), so one folder
+    # holds all of s2s's machine code: emptying it (`S2S_CACHE_DIR`, a clean machine) is a cold start
     from numba.core.caching import _CacheLocator
     return os.path.join(cache, "numba", _CacheLocator.get_suitable_cache_subpath(path))
 
@@ -168,6 +172,11 @@ def _checked_locations() -> None:
             tempfile.TemporaryFile(dir=path).close()
 
         def get_source_stamp(self):
+            if _in_package(self._py_file):
+                # a helper's cached code holds the code of the helpers it calls, from other files:
+                # any change to s2s's sources is a miss
+                from ..codegen.version import s2s_version
+                return ("s2s", s2s_version())
             try:
                 return super().get_source_stamp()
             except OSError:     # (a module that could not be written, a full disk: never a hit)
@@ -208,6 +217,11 @@ def _checked_locations() -> None:
             if not isinstance(self._impl.locator, CheckedLocator):
                 raise
             _save_failed(self._cache_path, exc)
+        except Exception:
+            # a helper's implementation whose compiled form does not pickle (it holds a compiled
+            # closure, say): it stays compiled in this process, uncached
+            if not (isinstance(self._impl.locator, CheckedLocator) and _in_package(self._impl.locator._py_file)):
+                raise
 
     @contextlib.contextmanager
     def open_for_write(self, filepath):

@@ -68,7 +68,8 @@ _MODULE_GLOBALS: dict[str, dict] = {}
 
 def _jitted_helper(value):
     """An njit version of a plain-NumPy helper whose own calls to helpers are compiled too
-    (it runs with a copy of its module's globals in which helpers are njit functions)."""
+    (it runs with a copy of its module's globals in which helpers are njit functions); kept in
+    Numba's disk cache, as the overloads' implementations are (numba_lower/common.py)."""
     import types as pytypes
 
     import numba
@@ -83,10 +84,10 @@ def _jitted_helper(value):
             if _jittable(v):
                 fn = pytypes.FunctionType(v.__code__, glb, v.__name__, v.__defaults__, v.__closure__)
                 fn.__module__ = v.__module__
-                glb[k] = numba.njit(fn, error_model=lowering.ERROR_MODEL)
+                glb[k] = numba.njit(fn, error_model=lowering.ERROR_MODEL, cache=lowering.cachable(fn))
                 _JITTED[id(v)] = glb[k]
     if id(value) not in _JITTED:
-        _JITTED[id(value)] = numba.njit(value, error_model=lowering.ERROR_MODEL)
+        _JITTED[id(value)] = numba.njit(value, error_model=lowering.ERROR_MODEL, cache=lowering.cachable(value))
     return _JITTED[id(value)]
 
 

@@ -24,8 +24,12 @@ long programs are mostly repetitions, and their compile time then grows with the
 regions, not with the length.  The generated function left is a
 straight line of calls and tape pushes, cheap to compile.
 
-Short functions keep their loops inline: each function Numba compiles costs a fixed ~0.3 s, so
-outlining pays only past a few regions (`MIN_REGIONS`).
+Short functions keep their loops inline: each function Numba compiles costs a fixed ~0.3 s, and
+LLVM optimizes an outlined region twice (on its own, then linked into the caller), so outlining
+pays only past a few regions (`MIN_REGIONS`) when some are alike, and past `MANY_REGIONS` when
+all differ.  Measured on 2 cores, `jit(value_and_grad)` of a 64-128-10 MLP (7 regions, all
+different) compiled in 12.8 s outlined and 11.2 s inline (9.6 s and 7.6 s with s2s's helpers
+already in the disk cache).
 """
 from __future__ import annotations
 
@@ -35,7 +39,8 @@ from ..frontend.annotations import GRAD_OF, SECTION, SRC, getanno, hasanno, seta
 from ..frontend.nodes import clone, iter_nodes
 from ..frontend.ast_build import Namer
 
-MIN_REGIONS = 6          # fewer fused regions than this: the loops stay inline
+MIN_REGIONS = 6           # fewer fused regions than this: the loops stay inline
+MANY_REGIONS = 12         # ... and fewer than this, unless some are alike (then they share a function)
 _SIZE_HELPERS = ("fused_size", "fused_grid", "rows_size")
 
 
@@ -202,6 +207,9 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
         return []
     local = {a.id for a in fdef.args.args} | \
         {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    if min_regions is None and len(found) < MANY_REGIONS and \
+            len({_canonical(body[start:stop], local)[0] for body, start, stop in found}) == len(found):
+        return []       # a few regions, all different: nothing shared, and LLVM's work doubles
     inside = {id(n) for body, start, stop in found for s in body[start:stop] for n in iter_nodes(s)}
     read_outside = {n.id for n in iter_nodes(fdef) if isinstance(n, gast.Name) and id(n) not in inside
                     and not isinstance(n.ctx, gast.Store)}

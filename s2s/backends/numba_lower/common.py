@@ -9,6 +9,9 @@ argument types; `blas_operand`, an array as BLAS takes it (the products' lowerin
 """
 from __future__ import annotations
 
+import functools
+import types as pytypes
+
 import numba
 import numpy as np
 from numba import types
@@ -44,10 +47,52 @@ ERROR_MODEL = "numpy"
 CHECKED = {"boundscheck": True, "error_model": ERROR_MODEL}
 
 
-def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
+def overload(fn, *args, cached: bool = True, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
+    """Numba's `overload`, compiled with CHECKED.  `cached=True`: each implementation the typer
+    picks is compiled with `cache=True` when Numba can keep it on disk (`cachable`), so a user
+    function's compile loads the helper's machine code instead of typing and lowering it again."""
     OVERLOADED.add(id(fn))
     kwargs["jit_options"] = {**CHECKED, **kwargs.get("jit_options", {})}
-    return _overload(fn, *args, **kwargs)
+    if not cached:
+        return _overload(fn, *args, **kwargs)
+
+    def register(typer):
+        options: list = []      # the template's jit options, found once it is registered
+
+        @functools.wraps(typer)     # (Numba reads the typer's parameters through __wrapped__)
+        def typer_choosing_cache(*arg_types, **kw_types):
+            impl = typer(*arg_types, **kw_types)
+            # Numba makes the implementation's dispatcher with these options right after this call,
+            # under its compiler lock
+            options[0]["cache"] = isinstance(impl, pytypes.FunctionType) and cachable(impl)
+            return impl
+        _overload(fn, *args, **kwargs)(typer_choosing_cache)
+        options.append(_registered_template(fn, typer_choosing_cache)._jit_options)
+        return typer
+    return register
+
+
+def _registered_template(fn, typer):
+    from numba.core.typing.templates import builtin_registry
+    for key, ty in reversed(builtin_registry.globals):
+        if key is fn:
+            for template in ty.templates:
+                if getattr(template, "_overload_func", None) is typer:
+                    return template
+    raise RuntimeError(f"s2s: the overload of {fn} was not registered")
+
+
+def cachable(impl) -> bool:
+    """Whether Numba can keep `impl` on disk: a function of a file (not exec'd source, whose globals
+    the cache key would miss), whose closure values pickle (the cache keys on them)."""
+    import pickle
+    if impl.__code__.co_filename.startswith("<"):
+        return False
+    try:
+        pickle.dumps([c.cell_contents for c in impl.__closure__ or ()])
+    except Exception:
+        return False
+    return True
 
 
 def is_array(t) -> bool:
