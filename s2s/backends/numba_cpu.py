@@ -53,7 +53,7 @@ from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (
 from .numba_numpy.namespace import compiled_globals
 from ..ops.elementwise import numba_vecmath as vecmath
 from ..frontend.nodes import clone, iter_nodes
-from ..rules.table import record_of
+from ..rules.table import operator_ops, record_of
 
 LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
 
@@ -145,6 +145,12 @@ def namespace_additions() -> dict[str, Any]:
             "stack_finish": loops.stack_finish, "zero_example": loops.zero_example,
             "add_at_value": runtime_lowering.add_at_value,
             "objmode": numba.objmode}
+
+
+def _compiled_form(rule, node):
+    """The form Numba compiles of a call or operator of `rule`'s op (OpRule.numba_call), else `node`."""
+    new = rule.numba_call(node) if rule.numba_call is not None else None
+    return node if new is None else new
 
 
 class _Lower(gast.NodeTransformer):
@@ -459,11 +465,12 @@ class _Lower(gast.NodeTransformer):
             new = gast.Call(func=name(target), args=[node.args[0], axis, keep], keywords=[])
             new.s2s_fn = getattr(reductions, target)
             return new
-        if rule.numba_call is not None:   # (np.matmul(a, b) -> a @ b: the family's numba*.py)
-            new = rule.numba_call(node)
-            if new is not None:
-                return new
-        return node
+        return _compiled_form(rule, node)      # (np.reshape(x, s) -> ...: the family's numba*.py)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        fn = operator_ops(gast.operator).get(type(node.op))
+        return node if fn is None else _compiled_form(record_of(fn), node)     # (`a @ b` -> np.matmul(a, b))
 
     def visit_Subscript(self, node):
         self.generic_visit(node)

@@ -38,8 +38,9 @@ class OpRule:
         vector_kernel: a vectorizable float64 kernel the Numba backend calls on arrays instead
             (np.exp -> rt.fast_exp, s2s/ops/elementwise/numba_vecmath.py).
         cuda_math: the `math` function CUDA device code calls for it on numbers (np.arctan -> "atan").
-        numba_call: call node -> the form Numba compiles (np.matmul(a, b) -> `a @ b`), or None to
-            keep the call; set by the family's numba*.py (the backend fills it from above).
+        numba_call: call node (or the op's operator form, a BinOp) -> the form Numba compiles
+            (np.reshape(x, s) -> np.ascontiguousarray(x).reshape(s); `a @ b` -> np.matmul(a, b)),
+            or None to keep it; set by the family's numba*.py (the backend fills it from above).
         batch_rule: call node (first argument batched) -> what vmap computes in its place, for kinds
             whose form differs per op (np.shape's per-example shape); set by the family's batching.py.
         call_form: (call node, normalizer) -> the call in the one form its rule reads, applied by

@@ -19,7 +19,7 @@ from .. import runtime as rt
 from ..backends.numba_lower.common import (blas_operand, impl_from_source, is_array, is_complex, is_none,
                                            overload)
 from ..ops.linalg.numba_products import expand_last, expand_second_last, matmul
-from ..ops.reductions.numba_kernels import (axis_mask_impl, is_float_sequence, kept_shape_from_mask, reduce_sum,
+from ..ops.reductions.numba_kernels import (axis_mask, axis_mask_impl, is_float_sequence, kept_shape_from_mask, reduce_sum,
                                             reduced_flat_index, stack_sequence)
 
 
@@ -277,13 +277,12 @@ def _expand_reduced(g, x, axis=None, keepdims=False):
         return lambda g, x, axis=None, keepdims=False: g
     if not is_array(g) or g.ndim == 0:
         return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g * 1.0)
-    mask_of = axis_mask_impl(axis)
-    if mask_of is None:
+    if axis_mask_impl(axis) is None:
         return None
     nd = x.ndim
 
     def impl(g, x, axis=None, keepdims=False):
-        kshape = kept_shape_from_mask(x.shape, mask_of(axis, nd))
+        kshape = kept_shape_from_mask(x.shape, axis_mask(axis, nd))
         gc = np.ascontiguousarray(g).ravel()
         out = np.empty(x.size)
         for flat in range(x.size):
@@ -296,11 +295,12 @@ def _expand_reduced(g, x, axis=None, keepdims=False):
 def _reduced_size(x, axis=None):
     if not is_array(x):
         return lambda x, axis=None: 1.0
-    mask_of = axis_mask_impl(axis)
+    if axis_mask_impl(axis) is None:
+        return None
     nd = x.ndim
 
     def impl(x, axis=None):
-        red = mask_of(axis, nd)
+        red = axis_mask(axis, nd)
         n = 1.0
         for d in range(nd):
             if red[d]:

@@ -15,7 +15,7 @@ from ...ops.fft import helpers as fh
 from ...ops.reductions import helpers as rh
 from ...ops.shape import helpers as sh
 from .common import impl_from_source, is_array, is_complex, overload
-from ...ops.reductions.numba_kernels import axis_mask_impl, kept_shape_from_mask, reduced_flat_index
+from ...ops.reductions.numba_kernels import axis_mask, axis_mask_impl, kept_shape_from_mask, reduced_flat_index
 
 
 @overload(fh.cotangent_kind)
@@ -75,14 +75,13 @@ def _linspace_weights(y, num, endpoint=True, retstep=False, axis=0):
 def _prod_except(x, axis=None):
     if not is_array(x) or x.ndim == 0:
         return lambda x, axis=None: 1.0
-    mask_of = axis_mask_impl(axis)
-    if mask_of is None:
+    if axis_mask_impl(axis) is None:
         return None
     nd = x.ndim
 
     def impl(x, axis=None):
         # product of the other elements in each reduced group, division-free (exact at zeros)
-        kshape = kept_shape_from_mask(x.shape, mask_of(axis, nd))
+        kshape = kept_shape_from_mask(x.shape, axis_mask(axis, nd))
         size = 1
         for d in range(nd):
             size *= kshape[d]

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Callable
 
 from numba.core import types as nbtypes
-from numba.extending import overload
 
-from ..numba_lower.common import CHECKED
+from ..numba_lower.common import overload
 
 STANDINS: dict[int, Callable] = {}        # id(original function) -> its stand-in
 _ORIGINALS: dict[int, Callable] = {}      # id(stand-in) -> the original
@@ -28,9 +27,9 @@ def standin(original: Callable, home: str | None = None, **overload_options):
         fn.__name__ = fn.__qualname__ = getattr(original, "__name__", "standin")
         module = home or getattr(original, "__module__", None) or "numpy"
         fn.__doc__ = f"{module}.{fn.__name__} in code compiled by s2s (see s2s.backends.numba_numpy)."
-        # (indices out of range raise IndexError: see numba_lower/common.py's CHECKED)
-        options = {**overload_options, "jit_options": {**CHECKED, **overload_options.get("jit_options", {})}}
-        overload(fn, prefer_literal=True, **options)(typer)
+        # (s2s's overload: indices out of range raise IndexError, CHECKED; each implementation is
+        # kept in the disk cache where Numba can keep it)
+        overload(fn, prefer_literal=True, **overload_options)(typer)
         STANDINS[id(original)] = fn
         _ORIGINALS[id(fn)] = original
         return typer

@@ -44,8 +44,16 @@ def kept_shape_from_mask(shape, red):
     return out
 
 
+def axis_mask(axis, nd):
+    """The boolean mask of the axes a reduction over `axis` (None, an int, a tuple) takes, of `nd`
+    axes (compiled code only: its implementation per axis type is axis_mask_impl's)."""
+    raise NotImplementedError("s2s: axis_mask runs in compiled code only")
+
+
 def axis_mask_impl(axis_type):
-    """A function (axis, ndim) -> boolean mask of reduced axes, specialized on the axis type."""
+    """A function (axis, ndim) -> boolean mask of reduced axes, specialized on the axis type (None
+    for an axis type that is not covered).  Compiled code calls `axis_mask`, not a closure over
+    this function: an implementation closing over a compiled function is not kept on disk."""
     if is_none(axis_type):
         def mask(axis, nd):
             return np.ones(nd, dtype=np.bool_)
@@ -65,7 +73,12 @@ def axis_mask_impl(axis_type):
             return m
     else:
         return None
-    return numba.njit(mask)
+    return mask
+
+
+@overload(axis_mask)
+def _axis_mask(axis, nd):
+    return axis_mask_impl(axis)
 
 
 def n_reduced(axis_type, nd):
@@ -160,8 +173,7 @@ def _reduce_lower(kind):
             return None
         if is_none(axis) and not keep:
             return lambda x, axis=None, keepdims=False: whole(x)
-        mask_of = axis_mask_impl(axis)
-        if mask_of is None:
+        if axis_mask_impl(axis) is None:
             return None
         nd = x.ndim
         nred = n_reduced(axis, nd)
@@ -169,7 +181,7 @@ def _reduce_lower(kind):
             return lambda x, axis=None, keepdims=False: whole(x)
 
         def impl(x, axis=None, keepdims=False):
-            red = mask_of(axis, nd)
+            red = axis_mask(axis, nd)
             kshape = kept_shape_from_mask(x.shape, red)
             size = 1
             for d in range(nd):
