@@ -517,3 +517,39 @@ def test_jit_jvp_of_a_helper_whose_early_return_has_no_tangent(c):
     got = s2s.jit(s2s.jvp(early_return_helper), fallback=False)(x, c, v)
     assert_close(got[1], want[1], rtol=1e-12, atol=1e-12, what="jit(jvp)")
     assert_close(want[1], s2s.grad(early_return_helper)(x, c) @ v, rtol=1e-12, atol=1e-12, what="jvp vs grad")
+
+
+def _products(a, b, c):
+    return a @ b, np.matmul(a, c), b @ b
+
+
+def _weighted_products(w, A, B):
+    return np.sum((A @ w) * (B @ w)) + w @ w
+
+
+@pytest.mark.parametrize("dtypes", [("int64", "int64", "int64"), ("float32", "float64", "float32"),
+                                    ("float64", "float64", "float64"), ("int64", "float64", "int32")])
+def test_matmul_in_compiled_code_matches_numpy_for_every_dtype(dtypes):
+    """`a @ b` in compiled code is np.matmul(a, b) (its implementation cached per signature): Numba's
+    own `@` for operands of one float dtype, s2s's loops otherwise, so integers and mixed dtypes
+    compile too, with NumPy's values (and result dtype, float32 aside)."""
+    rng = np.random.default_rng(3)
+    a = (rng.normal(size=(4, 3)) * 5).astype(dtypes[0])
+    b = (rng.normal(size=3) * 5).astype(dtypes[1])
+    c = (rng.normal(size=(3, 2)) * 5).astype(dtypes[2])
+    got = s2s.jit(_products)(a, b, c)
+    for g, w in zip(got, _products(a, b, c)):
+        if "float32" not in dtypes:     # (jit computes float32 inputs in float64: s2s/precision.py)
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6 if "float32" in dtypes else 1e-13)
+
+
+def test_matmul_gradient_through_the_cached_product_equals_grad_and_finite_differences():
+    rng = np.random.default_rng(4)
+    w, A, B = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    want = s2s.grad(_weighted_products)(w, A, B)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(_weighted_products))(w, A, B), want, rtol=1e-13, atol=1e-13)
+    eps = 1e-6
+    fd = np.array([(_weighted_products(w + eps * e, A, B) - _weighted_products(w - eps * e, A, B)) / (2 * eps)
+                   for e in np.eye(3)])
+    np.testing.assert_allclose(want, fd, rtol=1e-6, atol=1e-8)
