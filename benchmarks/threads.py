@@ -14,7 +14,9 @@ time excluded; s2s's disk cache is shared between the children, so only the firs
 Cases (benchmarks/cases.py, float64):
 - elementwise_1e7 / 1e5 / 1e3: grad of np.sum(np.sin(x) * x**2 + np.exp(-x*x));
 - mlp_tuple / mlp_arrays: grad of a 784-512-10 tanh MLP softmax cross-entropy (batch 256) with the
-  parameters as one tuple argument / as four array arguments.
+  parameters as one tuple argument / as four array arguments;
+- exp_1e6, tanh_1e6, log_1e6, sin_1e6, cos_1e6: `0.5 * np.<op>(x) + x` on 1e6 elements (jit of the
+  function itself: one transcendental per element in a fused loop).
 Implementations: s2s jit (default target), s2s jit(target="parallel"), JAX jit (CPU), and the
 hand-written NumPy and Numba gradients (Numba: njit(parallel=True, fastmath=True) for the
 elementwise case).
@@ -39,17 +41,24 @@ SETUP = {
             "X = rng.normal(size=(b, i)); Y = np.eye(o)[rng.integers(0, o, size=b)]\n"
             "ref = cases.mlp_loss_grad_numpy(params, X, Y)"),
 }
+# one transcendental in a fused loop (time per element: the vector kernels against XLA's)
+UNARY = ("exp", "tanh", "log", "sin", "cos")
+SETUP["unary"] = ("x = np.linspace(0.1, 3.0, {n}); args = (x,)\n"
+                  "def unary(x):\n    return 0.5 * np.{op}(x) + x\n"
+                  "ref = unary(x)")
 CASES = {
     "elementwise_1e7": ("elementwise", 10_000_000),
     "elementwise_1e5": ("elementwise", 100_000),
     "elementwise_1e3": ("elementwise", 1_000),
     "mlp_tuple": ("mlp", "tuple"),
     "mlp_arrays": ("mlp", "arrays"),
+    **{f"{op}_1e6": ("unary", op) for op in UNARY},
 }
 # (imports, the function to time as an expression of the setup's names)
 IMPLS = {
     "s2s jit": ("import s2s", {
         "elementwise": "lambda g=s2s.jit(s2s.grad(cases.elementwise_sum)): g(x)",
+        "unary": "lambda g=s2s.jit(unary): g(x)",
         "tuple": "lambda g=s2s.jit(s2s.grad(cases.mlp_loss)): g(params, X, Y)",
         "arrays": "lambda g=s2s.jit(s2s.grad(cases.mlp_loss_flat, argnums=(0, 1, 2, 3))): g(*params, X, Y)"}),
     "s2s jit parallel": ("import s2s", {
@@ -65,6 +74,8 @@ IMPLS = {
             "def jaxed(fn): return glb[fn.__name__]", {
                 "elementwise": ("lambda g=jax.jit(jax.grad(jaxed(cases.elementwise_sum))), a=jnp.asarray(x): "
                                 "jax.block_until_ready(g(a))"),
+                "unary": ("lambda g=jax.jit(types.FunctionType(unary.__code__, dict(globals(), np=jnp))), "
+                          "a=jnp.asarray(x): jax.block_until_ready(g(a))"),
                 "tuple": ("lambda g=jax.jit(jax.grad(jaxed(cases.mlp_loss))), p=tuple(map(jnp.asarray, params)), "
                           "a=jnp.asarray(X), b=jnp.asarray(Y): jax.block_until_ready(g(p, a, b))"),
                 "arrays": ("lambda g=jax.jit(jax.grad(jaxed(cases.mlp_loss_flat), argnums=(0, 1, 2, 3))), "
@@ -72,6 +83,7 @@ IMPLS = {
                            "jax.block_until_ready(g(*p, a, b))")}),
     "hand NumPy": ("", {
         "elementwise": "lambda: cases.elementwise_sum_grad_numpy(x)",
+        "unary": "lambda: unary(x)",
         "tuple": "lambda: cases.mlp_loss_grad_numpy(params, X, Y)",
         "arrays": "lambda: cases.mlp_loss_grad_numpy(params, X, Y)"}),
     "hand Numba": ("import numba\n"
@@ -134,10 +146,11 @@ def pin(threads: int) -> None:
 def run_one(case: str, impl: str, threads: int, cache: str) -> dict:
     kind, size = CASES[case]
     imports, fns = IMPLS[impl]
-    key = "elementwise" if kind == "elementwise" else size
+    key = size if kind == "mlp" else kind
     if key not in fns:
         return {"skipped": True}
-    code = CHILD.format(bench=BENCH, imports=imports, setup=SETUP[kind].format(n=size), fn=fns[key])
+    setup = SETUP[kind].format(n=1_000_000, op=size) if kind == "unary" else SETUP[kind].format(n=size)
+    code = CHILD.format(bench=BENCH, imports=imports, setup=setup, fn=fns[key])
     env = dict(thread_env(threads), S2S_CACHE_DIR=os.path.join(cache, "s2s"), NUMBA_CACHE_DIR=os.path.join(cache, "nb"))
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "child.py")       # (s2s reads functions from files: cases.py)
