@@ -84,3 +84,20 @@ def test_a_new_function_loads_the_helpers_an_earlier_process_compiled(tmp_path):
         assert any(name.startswith(helper) for name in second["loaded"]), (helper, second["loaded"])
         assert not any(name.startswith(helper) for name in second["compiled"]), (helper, second["compiled"])
     assert len(second["compiled"]) < len(first["compiled"])
+
+
+def _machine_code_files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*.nbc"))
+
+
+def test_a_process_running_the_same_function_again_writes_no_helper_code(tmp_path):
+    """Each cached helper is found again by the next process: none is compiled and written anew
+    (an implementation closing over a compiled function pickles with an id of its process, so
+    its cache entry would never be found, and each run would add a file)."""
+    _run(tmp_path, "first")
+    helpers = tmp_path / "cache" / "numba"
+    before = _machine_code_files(helpers)
+    again = _run(tmp_path, "first")
+    np.testing.assert_allclose(again["got"], again["want"], rtol=1e-12, atol=1e-12)
+    assert before and _machine_code_files(helpers) == before
+

@@ -83,16 +83,27 @@ def _registered_template(fn, typer):
 
 
 def cachable(impl) -> bool:
-    """Whether Numba can keep `impl` on disk: a function of a file (not exec'd source, whose globals
-    the cache key would miss), whose closure values pickle (the cache keys on them)."""
-    import pickle
+    """Whether Numba can keep `impl` on disk and find it again: a function of a file (not exec'd
+    source, whose globals the cache key would miss) whose closure holds only values that pickle the
+    same in every process (Numba keys the cache on the pickled closure; a compiled function
+    pickles with an id of its process: never found again, and one more file per run)."""
     if impl.__code__.co_filename.startswith("<"):
         return False
-    try:
-        pickle.dumps([c.cell_contents for c in impl.__closure__ or ()])
-    except Exception:
-        return False
-    return True
+    return all(_same_in_every_process(c.cell_contents) for c in impl.__closure__ or ())
+
+
+def _same_in_every_process(value) -> bool:
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic, np.dtype, type,
+                                            types.Type, np.ufunc, pytypes.BuiltinFunctionType)):
+        return True
+    if isinstance(value, (tuple, list, frozenset)):
+        return all(_same_in_every_process(v) for v in value)
+    if isinstance(value, dict):
+        return all(_same_in_every_process(k) and _same_in_every_process(v) for k, v in value.items())
+    # a module-level function or NumPy function: pickled by its name
+    return callable(value) and not isinstance(value, numba.core.dispatcher.Dispatcher) \
+        and "<locals>" not in getattr(value, "__qualname__", "<locals>") \
+        and getattr(value, "__module__", None) is not None
 
 
 def is_array(t) -> bool:
