@@ -7,7 +7,8 @@ Thread pools (OpenBLAS, Numba's workqueue, XLA's Eigen pool) fight when two impl
 back to back in one process on many cores, so each (case, implementation, thread count) here is a
 fresh Python process pinned to that many cores (its CPU affinity: XLA's pool ignores the
 variables) with every pool limited to that count before NumPy, Numba or JAX is imported:
-OMP_NUM_THREADS / OPENBLAS_NUM_THREADS / MKL_NUM_THREADS, NUMBA_NUM_THREADS and XLA's Eigen flag. The child checks its answer against the hand-written NumPy gradient, then reports the
+OMP_NUM_THREADS / OPENBLAS_NUM_THREADS / MKL_NUM_THREADS, NUMBA_NUM_THREADS and XLA's Eigen
+flag. The child checks its answer against the hand-written NumPy gradient, then reports the
 best of 5 repeats of N calls (N chosen so a repeat takes ~0.2 s), after warm-up calls (compile
 time excluded; s2s's disk cache is shared between the children, so only the first compiles).
 
@@ -144,12 +145,12 @@ def pin(threads: int) -> None:
 
 
 def run_one(case: str, impl: str, threads: int, cache: str) -> dict:
-    kind, size = CASES[case]
+    kind, variant = CASES[case]         # (variant: the size, the MLP's parameter form, or the op)
     imports, fns = IMPLS[impl]
-    key = size if kind == "mlp" else kind
+    key = variant if kind == "mlp" else kind
     if key not in fns:
         return {"skipped": True}
-    setup = SETUP[kind].format(n=1_000_000, op=size) if kind == "unary" else SETUP[kind].format(n=size)
+    setup = SETUP[kind].format(n=1_000_000, op=variant) if kind == "unary" else SETUP[kind].format(n=variant)
     code = CHILD.format(bench=BENCH, imports=imports, setup=setup, fn=fns[key])
     env = dict(thread_env(threads), S2S_CACHE_DIR=os.path.join(cache, "s2s"), NUMBA_CACHE_DIR=os.path.join(cache, "nb"))
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,8 +31,9 @@ process the wrong machine code, silently:
    that of s2s's own helpers (the overloads' implementations, per signature: a user function's
    compile loads them instead of typing and lowering them again) in that cache too, keyed on
    s2s's source hash (a helper's code holds the helpers it calls, from other files);
-   NUMBA_CACHE_DIR and NUMBA_CACHE_LOCATOR_CLASSES apply only to other functions.  An index that is not this user's own regular file, or that cannot be
-   read (truncated, garbage), is a miss, and the next save rewrites it.
+   NUMBA_CACHE_DIR and NUMBA_CACHE_LOCATOR_CLASSES apply only to other functions.  An index
+   that is not this user's own regular file, or that cannot be read (truncated, garbage), is a
+   miss, and the next save rewrites it.
 5. Writes.  Numba's own writes (index, machine code, digests) go through s2s's one cache-file
    writer (codegen/cachefiles.py: an exclusive, no-follow temporary file, then a rename); a
    save that fails (a full disk, a cache made read-only) leaves the function compiled in memory,
@@ -113,15 +114,20 @@ def _verified_loads() -> None:
     caching.Cache.load_overload = load_overload
 
 
-def _in_package(py_file: str) -> bool:
-    """A file of the s2s package itself (its helpers), not one s2s generated."""
+def _generated(path: str) -> bool:
+    """A file s2s generated (in its cache directory, as used or as requested)."""
     import os
 
     from ..codegen import emit
+    return any(path.startswith(os.path.abspath(c) + os.sep) for c in (emit.cache_dir(), emit.requested_cache_dir()))
+
+
+def _in_package(py_file: str) -> bool:
+    """A file of the s2s package itself (its helpers), not one s2s generated."""
+    import os
     path = os.path.abspath(py_file)
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    generated = [os.path.abspath(c) + os.sep for c in (emit.cache_dir(), emit.requested_cache_dir())]
-    return path.startswith(package + os.sep) and not any(path.startswith(g) for g in generated)
+    return path.startswith(package + os.sep) and not _generated(path)
 
 
 def _own_cache_path(py_file: str) -> str | None:
@@ -130,15 +136,14 @@ def _own_cache_path(py_file: str) -> str | None:
 
     from ..codegen import emit
     path = os.path.abspath(py_file)
-    cache = os.path.abspath(emit.cache_dir())
-    if any(path.startswith(os.path.abspath(c) + os.sep) for c in (cache, emit.requested_cache_dir())):
+    if _generated(path):
         return os.path.join(os.path.dirname(path), "__pycache__")
     if not _in_package(path):
         return None
     # s2s's own helpers: in s2s's cache too (not the installed package's folder), so one folder
     # holds all of s2s's machine code: emptying it (`S2S_CACHE_DIR`, a clean machine) is a cold start
     from numba.core.caching import _CacheLocator
-    return os.path.join(cache, "numba", _CacheLocator.get_suitable_cache_subpath(path))
+    return os.path.join(os.path.abspath(emit.cache_dir()), "numba", _CacheLocator.get_suitable_cache_subpath(path))
 
 
 _SAVE_FAILED: list = []

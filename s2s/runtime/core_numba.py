@@ -19,8 +19,8 @@ from .. import runtime as rt
 from ..backends.numba_lower.common import (blas_operand, impl_from_source, is_array, is_complex, is_none,
                                            overload)
 from ..ops.linalg.numba_products import expand_last, expand_second_last, matmul
-from ..ops.reductions.numba_kernels import (axis_mask, axis_mask_impl, is_float_sequence, kept_shape_from_mask, reduce_sum,
-                                            reduced_flat_index, stack_sequence)
+from ..ops.reductions.numba_kernels import (axis_mask, axis_mask_impl, is_float_sequence, kept_shape_from_mask,
+                                            reduce_sum, reduced_flat_index, stack_sequence)
 
 
 

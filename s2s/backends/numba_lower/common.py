@@ -47,14 +47,12 @@ ERROR_MODEL = "numpy"
 CHECKED = {"boundscheck": True, "error_model": ERROR_MODEL}
 
 
-def overload(fn, *args, cached: bool = True, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
-    """Numba's `overload`, compiled with CHECKED.  `cached=True`: each implementation the typer
-    picks is compiled with `cache=True` when Numba can keep it on disk (`cachable`), so a user
-    function's compile loads the helper's machine code instead of typing and lowering it again."""
+def overload(fn, *args, **kwargs):   # noqa: F811 - records which helpers have a Numba implementation
+    """Numba's `overload`, compiled with CHECKED; each implementation the typer picks is compiled
+    with `cache=True` when Numba can keep it on disk (`cachable`), so a user function's compile
+    loads the helper's machine code instead of typing and lowering it again."""
     OVERLOADED.add(id(fn))
     kwargs["jit_options"] = {**CHECKED, **kwargs.get("jit_options", {})}
-    if not cached:
-        return _overload(fn, *args, **kwargs)
 
     def register(typer):
         options: list = []      # the template's jit options, found once it is registered
