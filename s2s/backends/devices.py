@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import queue
+import sys
 import threading
 import warnings
 from typing import Any, Callable
@@ -169,6 +170,15 @@ def _pool(n: int) -> _Pool:
         return pool
 
 
+def _one_numba_thread() -> None:
+    """A device's compiled code runs its fused loops serially (jit's parallel twins switch on
+    Numba's thread count, which is per thread): n devices already take n cores, and Numba's
+    workqueue threading layer aborts the process when two threads launch parallel loops at once."""
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        numba.set_num_threads(1)
+
+
 def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform: str = "cpu",
                    gpus: list | None = None) -> list:
     """Run calls[i] as device i of a ThreadGroup bound to `axis_name`, each on its own thread; the
@@ -188,6 +198,8 @@ def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform
 
     def device(i: int) -> None:
         fn, args = calls[i]
+        if n > 1:
+            _one_numba_thread()
         try:
             with bind_axis(axis_name, group, i, seen_from(i)):
                 if gpus is not None:

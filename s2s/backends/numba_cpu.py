@@ -5,10 +5,11 @@ does (the rule table's `lower` field is unused: the lowering is here and in numb
 - `reversed(range(...))` -> `reversed_range(...)` (a range Numba can iterate);
 - reductions with `axis`/`keepdims` -> `reduce_sum(x, axis, keepdims)` & co.;
 - `np.transpose(x, None)` -> `np.transpose(x)`;
-- `np.exp` / `np.tanh` / `np.sin` / `np.cos` -> `fast_exp` & co. (vectorizable float64
+- `np.exp` / `np.tanh` / `np.log` / `np.sin` / `np.cos` -> `fast_exp` & co. (vectorizable float64
   kernels, vecmath.py); inside fused loops sin/cos call the kernels directly, count the
   arguments beyond the kernels' range and rerun the loop with the C library if any;
-- fused loops: `prange` under target="parallel";
+- fused loops: `prange` under target="parallel"; under the default target marked for a prange
+  twin the code switches to over many elements (parallel_twins.py, after outlining);
 - side effects kept as written (runtime/effects.py): a block runs in `with objmode():` (an
   f-string's value comes out as a string), `raise_block` is followed by a `raise` Numba sees;
   `np.errstate` markers go (Numba keeps no floating-point error state); any other `with`, and a
@@ -39,7 +40,8 @@ from ..runtime import batching as rtb
 from ..runtime import effects as rte
 from ..runtime import fused as rtf
 from ..analysis.resolve import resolve_call
-from ..frontend.annotations import EFFECT_FUNCTIONS, INNER, ROWS_ACCUMULATE, SECTION, getanno, setanno
+from ..frontend.annotations import (EFFECT_FUNCTIONS, INNER, PARALLEL_TWIN, ROWS_ACCUMULATE, SECTION, getanno,
+                                   setanno)
 from ..frontend.ast_build import Namer, assign, call_named, const, constant_value, copy_loc, name, namer_for
 from . import memory, numba_cache  # noqa: F401
 # importing registers the Numba overloads: every module of numba_lower/ and the runtime's Numba versions
@@ -138,9 +140,11 @@ def namespace_additions() -> dict[str, Any]:
     return {"List": List, "reversed_range": loops.reversed_range, "reduce_sum": reductions.reduce_sum,
             "reduce_max": reductions.reduce_max, "reduce_min": reductions.reduce_min,
             "reduce_prod": reductions.reduce_prod, "reduce_mean": reductions.reduce_mean,
-            "fast_exp": rt.fast_exp, "fast_tanh": rt.fast_tanh, "fast_sin": rt.fast_sin, "fast_cos": rt.fast_cos,
+            "fast_exp": rt.fast_exp, "fast_tanh": rt.fast_tanh, "fast_log": rt.fast_log, "fast_sin": rt.fast_sin,
+            "fast_cos": rt.fast_cos,
             "sin_f64": vecmath.sin_f64, "cos_f64": vecmath.cos_f64, "trig_uncovered": vecmath.trig_uncovered,
-            "prange": numba.prange, "bmap_empty": loops.bmap_empty, "bmap_put": loops.bmap_put,
+            "prange": numba.prange, "parallel_worth": loops.parallel_worth, "bmap_empty": loops.bmap_empty,
+            "bmap_put": loops.bmap_put,
             "stack_empty": loops.stack_empty, "stack_put": loops.stack_put,
             "stack_finish": loops.stack_finish, "zero_example": loops.zero_example,
             "add_at_value": runtime_lowering.add_at_value,
@@ -195,8 +199,11 @@ class _Lower(gast.NodeTransformer):
         if at is None:
             return body
         loop = body[at]
-        if self.target == "parallel" and not getanno(loop, ROWS_ACCUMULATE, False):
-            loop.iter.func = name("prange")
+        if not getanno(loop, ROWS_ACCUMULATE, False):
+            if self.target == "parallel":
+                loop.iter.func = name("prange")
+            else:       # (a prange twin, switched on at run time over many elements: parallel_twins.py)
+                setanno(loop, PARALLEL_TWIN, True)
         work = getanno(loop, INNER, loop)     # a two-deep loop's per-element body is the inner one
         trig = [c for c in iter_nodes(loop) if isinstance(c, gast.Call) and id(getattr(c, "s2s_fn", None)) in _TRIG_KERNELS]
         if not trig or not all(len(c.args) == 1 and isinstance(c.args[0], (gast.Name, gast.Constant)) for c in trig):
@@ -522,7 +529,8 @@ def lower(fdef: gast.FunctionDef, namespace: dict[str, Any], target: str = "cpu"
 
 
 def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> Callable:
-    """`numba.njit` in nopython mode (`parallel=True` for the parallel target)."""
+    """`numba.njit` in nopython mode (`parallel=True` for a function with a prange loop: the
+    parallel target's outlined loops, the default target's parallel twins)."""
     import numba
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=numba.NumbaPerformanceWarning)
@@ -532,21 +540,27 @@ def compile_function(fn: Callable, target: str = "cpu", cache: bool = True) -> C
         # boundscheck: an index out of range raises IndexError, as in Python, instead of reading or
         # writing past the array (garbage, or a crash); measured at most ~10% on the benchmarks
         # parallel=True only where there is a prange loop: the fused loops are outlined under
-        # target="parallel" (backends/outline.py), and Numba's array analysis of the rest (the
+        # target="parallel" (backends/outline.py), the twins are functions of their own, and Numba's array analysis of the rest (the
         # backward sweep's loops of array statements) inserted size checks that failed on
         # arrays of one size ("Sizes of dt1, w do not match")
         def options(f):
             # nogil: pmap runs compiled per-device code on threads at once (collectives take the
             # GIL in object mode for their exchange only); error_model: NumPy's inf/nan for a
             # division by zero, not ZeroDivisionError (numba_lower/common.py)
-            return dict(cache=cache, parallel=(target == "parallel" and "prange" in f.__code__.co_names),
+            return dict(cache=cache, parallel="prange" in f.__code__.co_names,
                         boundscheck=True, nogil=True, error_model=lowering.ERROR_MODEL)
         # the fused regions outlined above the function, compiled as it is
         glb = getattr(fn, "__globals__", {})
-        for key, value in list(glb.items()):
-            if isinstance(value, pytypes.FunctionType) and value is not fn and value.__module__ == fn.__module__:
-                # (a fused loop indexes only with its counter, below the size every array was checked to have)
-                glb[key] = _at_opt_level(numba.njit(**dict(options(value), boundscheck=False))(value))
+        mine = [(k, v) for k, v in glb.items()
+                if isinstance(v, pytypes.FunctionType) and v is not fn and v.__module__ == fn.__module__]
+        for key, value in mine:
+            # (a fused loop indexes only with its counter, below the size every array was checked to have)
+            glb[key] = _at_opt_level(numba.njit(**dict(options(value), boundscheck=False))(value))
+        if any("parallel_worth" in f.__code__.co_names for f in [fn] + [v for _, v in mine]):
+            # the switch to a parallel twin calls Numba's thread count by its symbol, which exists
+            # once Numba's threads are started; machine code read from the disk cache is linked
+            # without the typing that starts them ("LLVM ERROR: Symbol not found: get_num_threads")
+            loops.launch_numba_threads()
         return _at_opt_level(numba.njit(**options(fn))(fn))
 
 

@@ -42,6 +42,8 @@ ROWS_ACCUMULATE = "s2s_rows_accumulate"     # outer loop of fused rows: the rows
 # ----- backends ----------------------------------------------------------------------------
 EFFECT_FUNCTIONS = "s2s_effect_functions"   # lowered FunctionDef: the functions outlined for object mode,
                                             # emitted above it
+PARALLEL_TWIN = "s2s_parallel_twin"         # fused For under the default target: runs as a prange
+                                            # twin over many elements (backends/parallel_twins.py)
 
 
 def getanno(node: Any, key: str, default: Any = None) -> Any:

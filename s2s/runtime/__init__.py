@@ -94,6 +94,11 @@ def fast_exp(x):
     return np.exp(x)
 
 
+def fast_log(x):
+    """np.log; the Numba backends run a vectorizable float64 kernel instead (ops/elementwise/numba_vecmath.py)."""
+    return np.log(x)
+
+
 def fast_sin(x):
     """np.sin; the Numba backends run a vectorizable float64 kernel instead (ops/elementwise/numba_vecmath.py)."""
     return np.sin(x)

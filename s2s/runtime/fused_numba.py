@@ -107,7 +107,7 @@ def _fused_out_view(x):
     return None
 
 
-@overload(rtf.elem)
+@overload(rtf.elem, inline="always")
 def _elem(xf, i):
     if is_array(xf):
         return lambda xf, i: xf[i]

@@ -33,6 +33,7 @@ def _map(kernel):
 KERNELS = {
     "exp": (_map(vecmath.exp_f64), np.exp, 1.0),
     "tanh": (_map(vecmath.tanh_f64), np.tanh, 3.0),
+    "log": (_map(vecmath.log_f64), np.log, 1.0),
     "sin": (_map(vecmath.sin_f64), np.sin, 1.0),
     "cos": (_map(vecmath.cos_f64), np.cos, 1.0),
 }
@@ -40,6 +41,7 @@ KERNELS = {
 RANGES = {
     "exp": [(-1.0, 1.0), (-50.0, 50.0), (-745.0, 709.7), (-1e-8, 1e-8)],
     "tanh": [(-0.5, 0.5), (-3.0, 3.0), (-25.0, 25.0), (-1e-6, 1e-6)],
+    "log": [(0.5, 2.0), (0.9, 1.1), (1.0 - 1e-6, 1.0 + 1e-6), (0.0, 1e4), (1e-310, 1e-300)],
     "sin": [(-1.0, 1.0), (-10.0, 10.0), (-1e5, 1e5), (-vecmath.TRIG_MAX, vecmath.TRIG_MAX), (-1e-8, 1e-8)],
     "cos": [(-1.0, 1.0), (-10.0, 10.0), (-1e5, 1e5), (-vecmath.TRIG_MAX, vecmath.TRIG_MAX), (-1e-8, 1e-8)],
 }
@@ -60,6 +62,8 @@ def test_kernel_accuracy_in_ulps(fn):
     rng = np.random.default_rng(11)
     for lo, hi in RANGES[fn]:
         x = rng.uniform(lo, hi, 200_000)
+        if fn == "log":     # and every binade, subnormals too
+            x = np.concatenate([x, np.exp(rng.uniform(np.log(5e-324), np.log(1.7e308), 200_000))])
         ref = ufunc(x.astype(np.longdouble))
         err = _ulps(kernel(x), ref)
         assert err <= bound, f"{fn} on [{lo}, {hi}]: {err:.3f} ulp (bound {bound})"
@@ -105,12 +109,12 @@ def test_special_values_match_numpy(fn):
 
 @numba.njit
 def _fast_all(x):
-    return rt.fast_exp(x), rt.fast_tanh(x), rt.fast_sin(x), rt.fast_cos(x)
+    return rt.fast_exp(x), rt.fast_tanh(x), rt.fast_sin(x), rt.fast_cos(x), rt.fast_log(x)
 
 
 def _numpy_all(x):
     with np.errstate(all="ignore"):
-        return np.exp(x), np.tanh(x), np.sin(x), np.cos(x)
+        return np.exp(x), np.tanh(x), np.sin(x), np.cos(x), np.log(x)
 
 
 @pytest.mark.parametrize("x", [
@@ -123,9 +127,9 @@ def _numpy_all(x):
 ])
 def test_fast_helpers_on_float64(x):
     got = _fast_all(x)
-    for g, e, fn in zip(got, _numpy_all(x), ("exp", "tanh", "sin", "cos")):
+    for g, e, fn in zip(got, _numpy_all(x), ("exp", "tanh", "sin", "cos", "log")):
         assert np.shape(g) == np.shape(e), fn
-        np.testing.assert_allclose(g, e, rtol=1e-15, atol=0, err_msg=fn)
+        np.testing.assert_allclose(g, e, rtol=1e-15, atol=0, err_msg=fn)     # (nan where NumPy's is)
 
 
 @pytest.mark.parametrize("x", [
@@ -152,6 +156,10 @@ def trig_chain_grad(x):
             - np.sin(x) * np.tanh(x) + np.cos(x) * (1 - np.tanh(x) ** 2))
 
 
+def log_loss(y):
+    return np.sum(np.log(y) * y) + np.sum(np.log(y + 1.0))
+
+
 def test_fused_loop_runs_the_kernels():
     j = s2s.jit(s2s.grad(trig_chain))
     x = np.linspace(-3.0, 3.0, 101)
@@ -159,6 +167,14 @@ def test_fused_loop_runs_the_kernels():
     assert "sin_f64(" in src and "cos_f64(" in src and "fast_exp(" in src and "fast_tanh(" in src
     assert "trig_uncovered(" in src
     np.testing.assert_allclose(j(x), trig_chain_grad(x), rtol=1e-13, atol=1e-14)
+    # np.log as its kernel, in a fused loop and on an array; 0 and negatives as NumPy's
+    lj = s2s.jit(s2s.value_and_grad(log_loss))
+    y = np.concatenate([np.linspace(0.01, 30.0, 97), [0.0, -1.0, np.inf]])
+    assert "fast_log(" in lj.generated_for_args(y).source
+    with np.errstate(all="ignore"):
+        got, want = lj(y), s2s.value_and_grad(log_loss)(y)
+    assert got[0] == pytest.approx(want[0], rel=1e-14) or (np.isnan(got[0]) and np.isnan(want[0]))
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-14)
     # the Python backend's source keeps NumPy's names
     assert "fast_" not in s2s.grad(trig_chain).source and "sin_f64" not in s2s.grad(trig_chain).source
 
@@ -201,4 +217,7 @@ def test_parallel_fused_loop_is_a_prange():
     x = np.linspace(-3.0, 3.0, 1000)
     assert "in prange(" in j.generated_for_args(x).source
     np.testing.assert_allclose(j(x), trig_chain_grad(x), rtol=1e-13, atol=1e-14)
-    assert "prange" not in s2s.jit(s2s.grad(trig_chain)).generated_for_args(x).source
+    # the default target: a serial loop, and a prange twin it switches to past PARALLEL_MIN
+    # elements (tests/jit/test_parallel_twins.py)
+    assert "parallel_worth(" not in j.generated_for_args(x).source
+    assert "if parallel_worth(" in s2s.jit(s2s.grad(trig_chain)).generated_for_args(x).source

@@ -1,10 +1,13 @@
 """The loop forms compiled code calls: numba_cpu.lower rewrites generated code to them.
 
-reversed_range (reversed(range(...)), which Numba does not compile), and the per-example loops of
+reversed_range (reversed(range(...)), which Numba does not compile), parallel_worth (a fused
+loop's switch to its parallel twin), and the per-example loops of
 bmap and per_example (bmap_empty, bmap_put, stack_empty, stack_put, stack_finish, and zero_example
 for a batch of no examples), each with its Numba implementation.
 """
 from __future__ import annotations
+
+import os
 
 import numba
 import numpy as np
@@ -39,6 +42,51 @@ def _reversed_range(*args):
             return range(0, 0, 1)
         return range(a + (count - 1) * c, a - c, -c)
     return impl3
+
+
+# ----- the switch to a fused loop's parallel twin (backends/parallel_twins.py) ---------------
+PARALLEL_MIN = 1 << 15      # elements; below, a thread pool's start costs more than the loop saves
+
+
+def parallel_worth(n):
+    """Run a fused loop of n elements as its prange twin: many elements, and more than one of
+    Numba's threads for this thread (pmap's devices take one each)."""
+    return n >= PARALLEL_MIN and numba.get_num_threads() > 1
+
+
+try:    # Numba's own intrinsic: numba.get_num_threads() in compiled code holds a ctypes pointer,
+    # which Numba does not cache ("uses dynamic globals"); the intrinsic calls the symbol by name
+    from numba.np.ufunc.parallel import _iget_num_threads as _num_threads, _launch_threads
+except ImportError:      # pragma: no cover - a Numba without it: correct, not cached
+    _num_threads = numba.get_num_threads
+    _launch_threads = numba.get_num_threads
+
+
+
+def _serial_in_child() -> None:
+    """A forked child runs its fused loops serially: OpenMP's thread pool does not survive fork()
+    (Numba terminates a child that starts a parallel loop on its parent's pool)."""
+    from numba.np.ufunc import parallel
+    if getattr(parallel, "_is_initialized", True):
+        numba.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_serial_in_child)
+
+
+def launch_numba_threads() -> None:
+    """Start Numba's threads: the symbol parallel_worth's machine code calls exists from then on
+    (numba_cpu.compile_function calls this before code with the switch can run)."""
+    _launch_threads()
+
+
+@overload(parallel_worth)
+def _parallel_worth(n):
+    _launch_threads()       # (before this helper's machine code, maybe from the disk cache, is linked)
+
+    def impl(n):
+        return n >= PARALLEL_MIN and _num_threads() > 1
+    return impl
 
 
 # ----- per-example loops: bmap and per_example, as numba_cpu lowers them --------------------

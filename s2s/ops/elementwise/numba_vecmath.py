@@ -1,4 +1,4 @@
-"""Vectorizable float64 `exp`, `tanh`, `sin` and `cos` for the Numba backends.
+"""Vectorizable float64 `exp`, `tanh`, `log`, `sin` and `cos` for the Numba backends.
 
 Numba lowers `np.exp(x)` on a float to a call into the C library, one element
 at a time; a call stops LLVM from vectorizing the loop around it, so a fused
@@ -12,20 +12,24 @@ LLVM vectorizes every loop they are inlined into.
     2**k: exponent bits built from k, applied in two halves so results in the
           subnormal range and the overflow to inf come out right
     tanh(x) = sign(x) * q / (q + 2),  q = expm1(2|x|) = (2**k - 1) + 2**k * expm1(r)
+    log(x) = k*ln2 + log1p(f),  x = 2**k * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)) by integer
+          arithmetic on the bits (subnormals scaled by 2**54 first); log1p(f) = 2 atanh(s),
+          s = f / (2 + f), |s| <= 0.1716: the atanh series to s**21
     sin/cos(x): x = n*pi/2 + r with pi/2 in four parts (fdlibm's), r kept as a
           double-double; Taylor series of sin(r), cos(r); the quadrant picks and
           negates by bit selects.  Exact reduction needs |x| <= 2**20 (TRIG_MAX).
 
 Measured against a long-double reference over 1e6 points per range
-(tests/jit/test_vecmath.py): exp within 1 ulp, tanh within 3 ulp, sin/cos within
-1 ulp (NumPy's own are within 1, 1.2 and 1); inf, -inf, nan, +-0, overflow
+(tests/jit/test_vecmath.py): exp within 1 ulp, tanh within 3 ulp, log and sin/cos within
+1 ulp (NumPy's own are within 1, 1.2, 1 and 1); inf, -inf, nan, +-0, negative logs, overflow
 and the subnormal range match NumPy.  Speed on AVX-512 (1e6 elements in
-cache): exp 1.5 ns/element vs 4.2 for the C library, tanh 1.6 vs 14.7.
+cache): exp 1.5 ns/element vs 4.2 for the C library, tanh 1.6 vs 14.7, log 1.9 vs 4.3
+(NumPy's own SIMD log: 1.1).
 
-`fast_exp` / `fast_tanh` / `fast_sin` / `fast_cos` are what the Numba
+`fast_exp` / `fast_tanh` / `fast_log` / `fast_sin` / `fast_cos` are what the Numba
 lowering puts in place of the ufuncs (numba_cpu.lower).  On float64 arrays
 they run the kernels (sin/cos send |x| > TRIG_MAX to the C library); on
-float64 scalars exp/tanh run the kernels and sin/cos the C library; anything
+float64 scalars exp/tanh/log run the kernels and sin/cos the C library; anything
 else (float32, complex, integers, 0-d arrays) runs the NumPy ufunc.  Inside
 fused loops the lowering calls `sin_f64`/`cos_f64` directly, counts the
 arguments beyond TRIG_MAX and reruns the loop with the C library if any.
@@ -132,6 +136,49 @@ def tanh_f64(x):
     return np.copysign(_div(q, q + 2.0), x)
 
 
+# log: x = 2**k * z with z in [sqrt(1/2), sqrt(2)) (an integer subtraction on the bits), f = z - 1
+_LOG_OFFSET = np.int64(0x3FE6A09E667F3BCD)       # the bits of sqrt(1/2)
+_EXPONENT_FIELD = np.int64(0xFFF) << 52
+_TWO54 = 18014398509481984.0                     # 2**54: scales a subnormal into the normal range
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
+@numba.njit(inline="always")
+def _log_series(w):
+    """R(w) = sum 2 w**j / (2j + 1), j = 1..10: log1p(f) = 2 atanh(s) = 2s + s R(s**2) with
+    |s| <= 0.1716, w <= 0.0295; the first term left out is below 1e-18 of the result."""
+    p = 2.0 / 21.0
+    p = p * w + 2.0 / 19.0
+    p = p * w + 2.0 / 17.0
+    p = p * w + 2.0 / 15.0
+    p = p * w + 2.0 / 13.0
+    p = p * w + 2.0 / 11.0
+    p = p * w + 2.0 / 9.0
+    p = p * w + 2.0 / 7.0
+    p = p * w + 2.0 / 5.0
+    p = p * w + 2.0 / 3.0
+    return w * p
+
+
+@numba.njit(cache=True, error_model="numpy", fastmath=_CONTRACT)
+def log_f64(x):
+    subnormal = x < _SMALLEST_NORMAL
+    y = x * _TWO54 if subnormal else x
+    bits = _bits(y)
+    shifted = bits - _LOG_OFFSET
+    k = (shifted >> 52) - (54 if subnormal else 0)
+    z = _from_bits(bits - (shifted & _EXPONENT_FIELD))
+    f = z - 1.0
+    s = _div(f, 2.0 + f)
+    half_f2 = 0.5 * f * f
+    dk = float(k)
+    # log1p(f) = f - f**2/2 + s (f**2/2 + R), summed smallest first (2s = f - s f)
+    r = dk * _LN2_HI - ((half_f2 - (s * (half_f2 + _log_series(s * s)) + dk * _LN2_LO)) - f)
+    # 0 -> -inf, negative -> nan, inf and nan as they are (selects: the loop still vectorizes)
+    special = np.nan if x < 0.0 else (-np.inf if x == 0.0 else x)
+    return r if (x > 0.0) & (x < np.inf) else special
+
+
 @numba.njit(inline="always")
 def _sin_cos_reduced(x):
     """(sin(r), cos(r), n) with x = n*pi/2 + r, |r| <= pi/4, for |x| <= TRIG_MAX (or nan)."""
@@ -235,6 +282,14 @@ def tanh_array(x):
 
 
 @numba.njit(cache=True, error_model="numpy")
+def log_array(x):
+    out, flat_in, flat_out = _flat_out(x)
+    for i in range(flat_in.size):
+        flat_out[i] = log_f64(flat_in[i])
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
 def sin_array(x):
     out, flat_in, flat_out = _flat_out(x)
     uncovered = 0
@@ -303,6 +358,18 @@ def _tanh_other(x):
     return np.tanh(x)
 
 
+def _log_scalar(x):
+    return log_f64(x)
+
+
+def _log_array(x):
+    return log_array(x)
+
+
+def _log_other(x):
+    return np.log(x)
+
+
 def _sin_array(x):
     return sin_array(x)
 
@@ -321,5 +388,6 @@ def _cos_other(x):
 
 overload(rt.fast_exp)(_elementwise(_exp_scalar, _exp_array, _exp_other))
 overload(rt.fast_tanh)(_elementwise(_tanh_scalar, _tanh_array, _tanh_other))
+overload(rt.fast_log)(_elementwise(_log_scalar, _log_array, _log_other))
 overload(rt.fast_sin)(_elementwise(_sin_other, _sin_array, _sin_other))
 overload(rt.fast_cos)(_elementwise(_cos_other, _cos_array, _cos_other))

@@ -627,6 +627,7 @@ for _fn, _name in ((np.sin, "sin"), (np.cos, "cos"), (np.tan, "tan"), (np.exp, "
                    (np.arctan2, "atan2"), (np.hypot, "hypot")):
     declare(_fn, cuda_math=_name)
 # Numba: float64 arrays go through vectorizable kernels (s2s/ops/elementwise/numba_vecmath.py)
-for _fn, _kernel in ((np.exp, "fast_exp"), (np.tanh, "fast_tanh"), (np.sin, "fast_sin"), (np.cos, "fast_cos")):
+for _fn, _kernel in ((np.exp, "fast_exp"), (np.tanh, "fast_tanh"), (np.log, "fast_log"), (np.sin, "fast_sin"),
+                    (np.cos, "fast_cos")):
     declare(_fn, vector_kernel=_kernel)
 declare(math.floor, math.ceil, math.trunc, returns_int=True)     # (Python ints on numbers)
