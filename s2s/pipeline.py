@@ -448,10 +448,10 @@ def _outline(g: Generation) -> None:
     loops = outline(g.fdef, numba_cpu.namer_for(g.fdef, g.nf.namespace), 1 if parallel else None,
                     unfused_apart=parallel)
     g.outlined = list(getattr(g.fdef, "s2s_effect_functions", [])) + loops     # (side effects, object mode)
-    if g.options.target == "cpu":
+    if g.options.target == "cpu" and g.options.twins:
         # (after outlining: regions alike share one function, and so one twin)
         from .backends.parallel_twins import parallel_twins
-        g.outlined += parallel_twins([g.fdef] + loops, numba_cpu.namer_for(g.fdef, g.nf.namespace))
+        g.outlined += parallel_twins([g.fdef] + loops, numba_cpu.namer_for(g.fdef, g.nf.namespace), g.nf.namespace)
     g.nf.namespace = numba_cpu.compiled_namespace(g.nf.namespace)
 
 

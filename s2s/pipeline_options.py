@@ -27,6 +27,7 @@ class GenerateOptions:
     fuse: bool = True                   # numba: fuse elementwise loops (off for code that fails to compile fused)
     error_model: str | None = None      # numba: the error model compiled with; None: not in the key (numpy's)
     arg_facts: tuple | None = None      # each argument's (rank, dtype kind): the code is specialized on them
+    twins: bool = False                 # numba cpu: fused loops get parallel twins (backends/parallel_twins.py)
 
     @property
     def compiled(self) -> bool:
@@ -47,6 +48,8 @@ class GenerateOptions:
             names += ["fuse"] + (["error_model"] if self.error_model is not None else [])
         if self.arg_facts is not None:
             names.append("arg_facts")
+        if self.twins:
+            names.append("twins")
         return tuple((n, getattr(self, n)) for n in names)
 
     def for_example(self) -> GenerateOptions:

@@ -170,13 +170,18 @@ def _pool(n: int) -> _Pool:
         return pool
 
 
-def _one_numba_thread() -> None:
-    """A device's compiled code runs its fused loops serially (jit's parallel twins switch on
-    Numba's thread count, which is per thread): n devices already take n cores, and Numba's
-    workqueue threading layer aborts the process when two threads launch parallel loops at once."""
+def _numba_threads_per_device(n: int) -> None:
+    """Share Numba's threads between n device threads (jit's parallel twins switch on Numba's
+    thread count, which is per thread): each device gets its part of the cores.  Under Numba's
+    workqueue threading layer one each, since it aborts the process when two threads launch
+    parallel loops at once; OpenMP's and TBB's take concurrent launches."""
     numba = sys.modules.get("numba")
-    if numba is not None:
-        numba.set_num_threads(1)
+    if numba is None:
+        return
+    from numba.np.ufunc import parallel
+    parallel._launch_threads()
+    share = numba.config.NUMBA_NUM_THREADS // n if numba.threading_layer() in ("omp", "tbb") else 1
+    numba.set_num_threads(max(1, share))
 
 
 def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform: str = "cpu",
@@ -199,7 +204,7 @@ def run_on_threads(calls: list[tuple[Callable, tuple]], axis_name: Any, platform
     def device(i: int) -> None:
         fn, args = calls[i]
         if n > 1:
-            _one_numba_thread()
+            _numba_threads_per_device(n)
         try:
             with bind_axis(axis_name, group, i, seen_from(i)):
                 if gpus is not None:

@@ -60,6 +60,12 @@ class Jitted(TransformObject):
         self._failed: dict = {}        # argument types -> (generated function, exception, versions tried) of a failed job
         self._jobs_failed: set = set()
         self._tier_lock = threading.RLock()
+        # target="cpu": a second version whose fused loops have parallel twins, compiled (in the
+        # background unless told to wait) once a call's arrays are past PARALLEL_MIN elements and
+        # Numba has threads; its parfors cost seconds of compile the serial version does not
+        self.twins = False
+        self._twin_jit: Jitted | None = None
+        self._twin_state: dict = {}    # argument types -> "compiling", "ready", "none" or "failed"
 
     def _forget(self) -> None:
         self._gens.clear()
@@ -70,11 +76,14 @@ class Jitted(TransformObject):
         self._jobs.clear()
         self._failed.clear()
         self._jobs_failed.clear()
+        self._twin_jit = None
+        self._twin_state.clear()
 
     def _options(self, fuse: bool = True, **more) -> GenerateOptions:
         from ..backends.numba_lower.common import ERROR_MODEL     # (keys the caches: code compiled with
         return GenerateOptions(backend="numba", target=self.target, cache=self.cache, tapes="per_variable",
-                               fuse=fuse, error_model=ERROR_MODEL, **more)   # another error model is not reused)
+                               fuse=fuse, error_model=ERROR_MODEL, twins=self.twins,
+                               **more)   # (another error model is not reused)
 
     def generated_for(self, nargs: int, fuse: bool = True, facts: tuple | None = None) -> Generated:
         """The generated function for `nargs` arguments; with `facts` (ranks and dtype kinds of the
@@ -248,6 +257,10 @@ class Jitted(TransformObject):
         key = _fast_key(args)
         gen = self._fast.get(key) if key is not None else None
         if gen is not None:
+            if not self.twins and self.target == "cpu" and _parallel_pays(args):
+                twin = self._twin(key, args)
+                if twin is not None:
+                    return twin._call(args)
             try:
                 return _run_compiled(gen, args)
             except Exception as exc:   # Numba compiling a new specialization (another array layout)
@@ -356,6 +369,49 @@ class Jitted(TransformObject):
                               stacklevel=caller_stacklevel())
                 self._warned = True
             return self.python_version(len(args))(*args)
+
+    # ----- the parallel twins' version (backends/parallel_twins.py) ------------------------------
+    def _twin(self, key, args) -> "Jitted | None":
+        """The jitted version with parallel twins, when it is compiled for these argument types;
+        else None (the serial version answers), its compile started or found not to pay."""
+        state = self._twin_state.get(key)
+        if state == "ready":
+            return self._twin_jit
+        if state is not None:
+            return None
+        with self._tier_lock:
+            if key in self._twin_state:
+                return None
+            if self._twin_jit is None:
+                twin = Jitted(self.fun, self.target, self.cache, fallback=False, wait=True)
+                twin.twins = True
+                twin.locate_errors = self.locate_errors
+                self._twin_jit = twin
+            twin = self._twin_jit
+            try:
+                sig = _signature_key(args)
+                if "parallel_worth(" not in twin.generated_for(len(args), sig not in self._unfused,
+                                                               self._facts(args)).source:
+                    self._twin_state[key] = "none"       # (no loop to run in parallel: BLAS, no fusion)
+                    return None
+            except Exception:   # noqa: BLE001 - the serial version stands
+                self._twin_state[key] = "none"
+                return None
+            self._twin_state[key] = "compiling"
+
+        def compile_twin() -> None:
+            try:
+                twin.compile(*args)
+                ok = key in twin._fast
+            except Exception:   # noqa: BLE001 - the serial version stands
+                ok = False
+            self._twin_state[key] = "ready" if ok else "failed"
+
+        if self.waits:
+            compile_twin()
+            return twin if self._twin_state[key] == "ready" else None
+        threading.Thread(target=compile_twin, name="s2s-twin-compile", daemon=True).start()
+        return None
 
     def _python_refusal(self, args) -> Exception | None:
         """The s2s error the generated Python raises for these arguments, if it raises one."""
@@ -587,5 +643,29 @@ def _specializable(fun) -> bool:
         and not isinstance(fun.fun, (Transformed, Batched))
 
 
+def _parallel_pays(args) -> bool:
+    """Arrays past PARALLEL_MIN elements in all, and more than one of Numba's threads here."""
+    from ..backends.numba_lower.loops import PARALLEL_MIN
+    size = 0
+    for a in args:
+        for leaf in (pytree.tree_flatten(a)[0] if isinstance(a, (tuple, list, dict)) else (a,)):
+            if type(leaf) is np.ndarray:
+                size += leaf.size
+    if size < PARALLEL_MIN:
+        return False
+    import numba
+    return numba.get_num_threads() > 1
+
+
 def _signature_key(args) -> tuple:
-    return tuple((type(a).__name__, getattr(a, "dtype", None) and str(a.dtype), np.ndim(a)) for a in args)
+    return tuple(_value_key(a) for a in args)
+
+
+def _value_key(a) -> tuple:
+    """Type, dtype and rank of a value; of each leaf for a tuple, list or dict (a pytree argument:
+    np.ndim of a tuple of arrays of two shapes raised ValueError)."""
+    if isinstance(a, (tuple, list)):
+        return (type(a).__name__, tuple(_value_key(v) for v in a))
+    if isinstance(a, dict):
+        return (type(a).__name__, tuple((repr(k), _value_key(v)) for k, v in a.items()))
+    return (type(a).__name__, getattr(a, "dtype", None) and str(a.dtype), np.ndim(a))

@@ -220,4 +220,8 @@ def test_parallel_fused_loop_is_a_prange():
     # the default target: a serial loop, and a prange twin it switches to past PARALLEL_MIN
     # elements (tests/jit/test_parallel_twins.py)
     assert "parallel_worth(" not in j.generated_for_args(x).source
-    assert "if parallel_worth(" in s2s.jit(s2s.grad(trig_chain)).generated_for_args(x).source
+    default = s2s.jit(s2s.grad(trig_chain))
+    assert "prange" not in default.generated_for_args(x).source
+    twins = s2s.jit(s2s.grad(trig_chain))
+    twins.twins = True          # (the version it compiles for calls past the switch)
+    assert "if parallel_worth(" in twins.generated_for_args(x).source

@@ -50,7 +50,7 @@ PARALLEL_MIN = 1 << 15      # elements; below, a thread pool's start costs more 
 
 def parallel_worth(n):
     """Run a fused loop of n elements as its prange twin: many elements, and more than one of
-    Numba's threads for this thread (pmap's devices take one each)."""
+    Numba's threads for this thread (pmap's device threads share them: backends/devices.py)."""
     return n >= PARALLEL_MIN and numba.get_num_threads() > 1
 
 
