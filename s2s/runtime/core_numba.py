@@ -396,6 +396,19 @@ def _add_at_tuple(a, index, v):
             for k in range(idx.size):
                 a[sl, idx[k]] += vb[:, k]
         return cols
+    if len(index) == a.ndim and all(isinstance(t, types.Integer) or (isinstance(t, types.Array)
+                                                                    and isinstance(t.dtype, types.Integer))
+                                    for t in index.types):
+        # every axis indexed by an integer array (or an int): positions are tuples of their
+        # broadcast elements, accumulated one by one as np.add.at does (x[np.arange(n), labels])
+        k = len(index)
+        parts = "".join(f"    i{j} = np.broadcast_to(np.asarray(index[{j}]), shape).ravel()\n" for j in range(k))
+        shape = "np.broadcast_shapes(" + "".join(f"np.shape(index[{j}]), " for j in range(k)) + ")"
+        at = ", ".join(f"i{j}[m]" for j in range(k))
+        return impl_from_source(
+            f"def impl(a, index, v):\n    shape = {shape}\n{parts}"
+            f"    vb = np.broadcast_to(np.asarray(v), shape).ravel()\n"
+            f"    for m in range(vb.size):\n        a[{at}] += vb[m]\n", {"np": np})
     checks = "".join(f"    if _repeats(index[{k}]):\n        raise ValueError(MESSAGE)\n" for k in where)
     return impl_from_source(f"def impl(a, index, v):\n{checks}    a[index] += v\n", {
         "_repeats": _repeats, "MESSAGE": "s2s jit: a tuple index repeats a position; this accumulation is not "

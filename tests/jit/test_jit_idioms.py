@@ -1,0 +1,64 @@
+"""Everyday idioms that grad differentiates must also compile (issue 39): each through jit(grad),
+jit(value_and_grad), jit(vmap(grad)) and jit(hessian) where it means something, against the
+unjitted transform and finite differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s
+from cases.fd import numeric_grad
+
+
+# ----- cross-entropy: logp[np.arange(n), labels] ------------------------------------------------
+def cross_entropy(W, X, labels):
+    z = X @ W
+    z = z - np.max(z, axis=1, keepdims=True)
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    n = X.shape[0]
+    return -np.mean(logp[np.arange(n), labels])
+
+
+def picked_pairs(a, rows, cols):
+    # repeated (row, col) pairs: their cotangents accumulate (np.add.at), and negative indices
+    return np.sum(a[rows, cols] ** 2)
+
+
+@pytest.fixture
+def classification():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(4, 3)), rng.normal(size=(9, 4)), rng.integers(0, 3, size=9)
+
+
+def test_cross_entropy_under_jit(classification):
+    W, X, labels = classification
+    want = s2s.grad(cross_entropy)(W, X, labels)
+    np.testing.assert_allclose(want, numeric_grad(cross_entropy, (W, X, labels), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(cross_entropy), wait=True)(W, X, labels), want, rtol=1e-12)
+    value, g = s2s.jit(s2s.value_and_grad(cross_entropy), wait=True)(W, X, labels)
+    assert value == pytest.approx(cross_entropy(W, X, labels), rel=1e-13)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    np.testing.assert_allclose(s2s.jit(s2s.hessian(cross_entropy), wait=True)(W, X, labels),
+                               s2s.hessian(cross_entropy)(W, X, labels), rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_per_example_gradients(classification):
+    W, X, labels = classification
+    Xs, Ls = np.stack([X, X[::-1], 2 * X]), np.stack([labels, labels[::-1], (labels + 1) % 3])
+    per = s2s.jit(s2s.vmap(s2s.grad(cross_entropy), in_axes=(None, 0, 0)), wait=True)(W, Xs, Ls)
+    for k in range(3):
+        np.testing.assert_allclose(per[k], s2s.grad(cross_entropy)(W, Xs[k], Ls[k]), rtol=1e-12)
+
+
+def test_repeated_pairs_accumulate_as_np_add_at():
+    a = np.arange(12.0).reshape(3, 4) / 7
+    rows, cols = np.array([0, 2, 0, -1, 1]), np.array([1, 3, 1, 0, -4])       # (0, 1) twice
+    want = np.zeros_like(a)
+    np.add.at(want, (rows, cols), 2 * a[rows, cols])
+    np.testing.assert_allclose(s2s.grad(picked_pairs)(a, rows, cols), want, rtol=1e-14)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(picked_pairs), wait=True)(a, rows, cols), want, rtol=1e-14)
+    # broadcast index arrays: a column of rows against a row of columns picks a block
+    r, c = np.array([[0], [2]]), np.array([[1, 3, 1]])
+    want = np.zeros_like(a)
+    np.add.at(want, (r, c), 2 * a[r, c])
+    np.testing.assert_allclose(s2s.jit(s2s.grad(picked_pairs), wait=True)(a, r, c), want, rtol=1e-14)
