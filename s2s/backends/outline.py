@@ -44,7 +44,7 @@ MANY_REGIONS = 12         # ... and fewer than this, unless some are alike (then
 _SIZE_HELPERS = ("fused_size", "fused_grid", "rows_size")
 
 
-_ALL = frozenset(["<every name: the code after is not reached>"])
+NOT_REACHED = frozenset(["<every name: the code after is not reached>"])
 
 
 def _is_region(stmt) -> bool:
@@ -72,7 +72,7 @@ def _regions(body: list, found: list) -> None:
             _regions(s.orelse, found)
 
 
-class _Order:
+class NameOrder:
     """Names in the order a run of statements evaluates them: which are read before any write
     (the region's inputs), which are written, and which are written on every path."""
 
@@ -99,11 +99,11 @@ class _Order:
 
     def block(self, stmts: list):
         """Visit `stmts`; the names written on every path through them that goes on after them
-        (_ALL when none does: the branch raises)."""
+        (NOT_REACHED when none does: the branch raises)."""
         surely: set = set()
         for s in stmts:
             got = self.stmt(s)
-            surely = _ALL if got is _ALL or surely is _ALL else surely | got
+            surely = NOT_REACHED if got is NOT_REACHED or surely is NOT_REACHED else surely | got
         return surely
 
     def stmt(self, s) -> set:
@@ -122,10 +122,10 @@ class _Order:
         if isinstance(s, gast.If):
             self.expr(s.test)
             body, orelse = self.block(s.body), self.block(s.orelse)
-            return orelse if body is _ALL else body if orelse is _ALL else body & orelse
+            return orelse if body is NOT_REACHED else body if orelse is NOT_REACHED else body & orelse
         if isinstance(s, (gast.Raise, gast.Return)):
             self.expr(s)
-            return _ALL
+            return NOT_REACHED
         if isinstance(s, gast.For):
             self.expr(s.iter)
             self.target(s.target)
@@ -229,13 +229,13 @@ def outline(fdef: gast.FunctionDef, namer: Namer, min_regions: int | None = None
     for k in sorted(range(len(found)), key=lambda k: (first_seen[id(found[k][0])], -found[k][1])):
         body, start, stop = found[k]
         stmts = body[start:stop]
-        order = _Order()
+        order = NameOrder()
         surely = order.block(stmts)
         inputs = {v for v, how in order.first.items() if v in local and how == "load" and v in reads[k]}
         # what is read after the region, by another region, or by this one again (in a loop)
         outputs = sorted(v for v in order.stored if v in local and (
             v in read_outside or v in inputs or readers.get(v, 0) > (v in reads[k])))
-        inputs |= {v for v in outputs if surely is not _ALL and v not in surely}     # written on some paths: it had a value before
+        inputs |= {v for v in outputs if surely is not NOT_REACHED and v not in surely}     # written on some paths: it had a value before
         text, names = _canonical(stmts, local)
         key = (text, tuple(sorted(names[v] for v in inputs)), tuple(names[v] for v in outputs))
         if key not in kernels:
@@ -302,12 +302,12 @@ def _unfused_apart(kdef: gast.FunctionDef, namer: Namer) -> list[gast.FunctionDe
     for k, s in enumerate(kdef.body):
         if not (_is_region(s) and s.orelse):
             continue
-        order = _Order()
+        order = NameOrder()
         surely = order.block(s.orelse)
         read_after = {n.id for t in kdef.body[k + 1:] for n in iter_nodes(t) if isinstance(n, gast.Name)
                       and not isinstance(n.ctx, gast.Store)}
         outputs = sorted(v for v in order.stored if v in read_after)
-        if surely is _ALL or any(v not in surely for v in outputs):
+        if surely is NOT_REACHED or any(v not in surely for v in outputs):
             continue                    # (a branch that leaves or writes an output on some paths: kept)
         inputs = sorted(v for v, how in order.first.items() if how == "load" and v in local)
         fname = namer.fresh("unfused")

@@ -37,7 +37,7 @@ from ..frontend.annotations import INNER, PARALLEL_TWIN, getanno
 from ..frontend.ast_build import Namer
 from ..frontend.nodes import clone, iter_nodes
 from ..rules.registry import record_of
-from .outline import _ALL, _Order
+from .outline import NOT_REACHED, NameOrder
 
 
 def parallel_twins(functions: list[gast.FunctionDef], namer: Namer, namespace: dict) -> list[gast.FunctionDef]:
@@ -112,8 +112,8 @@ def _switch(fdef, loop: gast.For, local: set, namer: Namer, made: list):
     if counts is None or any(isinstance(n, (gast.Return, gast.Break, gast.Continue, gast.Yield, gast.Raise))
                              for n in iter_nodes(loop)):
         return None
-    order = _Order()
-    if order.stmt(loop) is _ALL:
+    order = NameOrder()
+    if order.stmt(loop) is NOT_REACHED:
         return None
     read_outside = _read_elsewhere(fdef, loop)
     targets = {n.id for lp in (loop, getanno(loop, INNER, loop)) for n in iter_nodes(lp.target)
@@ -159,7 +159,7 @@ def _read_elsewhere(fdef, loop: gast.For) -> set[str]:
         if node is loop:
             return
         if isinstance(node, gast.For) and not any(n is loop for n in iter_nodes(node)):
-            order = _Order()
+            order = NameOrder()
             order.stmt(node)
             out.update(v for v, how in order.first.items() if how == "load")
             return
