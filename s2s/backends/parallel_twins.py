@@ -18,8 +18,8 @@ parallel=True, backends/numba_cpu.compile_function), and the loop becomes a swit
 
 A twin takes what the loop reads and returns the sums it accumulates (`s = s + v`, a `prange`
 reduction); a loop that leaves another value behind for the code after it stays serial.  The
-switch is per loop and per call: a thread pool's start costs ~5-20 us, more than a loop of a
-few thousand elements takes (measured in docs/performance.md, "Threads").  Only the loop moves:
+switch is per loop and per call: a parallel loop's start costs ~35 us on 13 threads, more than a
+loop of a few thousand elements takes (loops.PARALLEL_MIN; docs/performance.md, "Threads").  Only the loop moves:
 Numba's parallel array analysis of a whole generated function refused broadcasting operands
 (see outline._unfused_apart), and the twin has no array expressions.
 

@@ -45,7 +45,10 @@ def _reversed_range(*args):
 
 
 # ----- the switch to a fused loop's parallel twin (backends/parallel_twins.py) ---------------
-PARALLEL_MIN = 1 << 15      # elements; below, a thread pool's start costs more than the loop saves
+# elements; the twin of the elementwise gradient took 0.58x the serial time at 16384 elements on 2
+# cores and 0.48x on 13, and broke even near 4096 and 6000 (a parallel loop's start: ~35 us on 13
+# threads): benchmarks/parallel_min.py, docs/performance.md
+PARALLEL_MIN = 1 << 14
 
 
 def parallel_worth(n):
