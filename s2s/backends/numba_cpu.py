@@ -157,6 +157,30 @@ def _compiled_form(rule, node):
     return node if new is None else new
 
 
+# functions whose list arguments are not one array's data: sequences of arrays, shapes, axes
+_LIST_ARGUMENTS = frozenset({
+    "array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack", "hstack", "vstack", "dstack",
+    "column_stack", "row_stack", "block", "einsum", "meshgrid", "broadcast_arrays", "broadcast_to", "reshape",
+    "transpose", "zeros", "ones", "empty", "full", "tile", "moveaxis", "expand_dims", "squeeze", "append",
+    "bmap", "per_example", "List", "range", "len", "tuple", "list", "print", "objmode"})
+_SHAPE_KEYWORDS = frozenset({"axis", "axes", "shape", "newshape", "reps", "dims", "source", "destination"})
+
+
+def _number_list(node) -> bool:
+    """A list literal (maybe nested) of constants and names: numbers, as far as its form says."""
+    if not isinstance(node, gast.List) or not node.elts:
+        return False
+    return all(_number_list(e) if isinstance(e, gast.List) else
+               isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and isinstance(e.value, (int, float))
+                                            and not isinstance(e.value, bool)) for e in node.elts)
+
+
+def _as_array(node) -> gast.Call:
+    new = gast.Call(func=gast.Attribute(name("np"), "array", gast.Load()), args=[node], keywords=[])
+    new.s2s_fn = np.array
+    return gast.copy_location(new, node)
+
+
 class _Lower(gast.NodeTransformer):
     def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any],
                  target: str, namer: Namer):
@@ -239,6 +263,20 @@ class _Lower(gast.NodeTransformer):
 
     def resolve(self, node):
         return resolve_call(node, self.namespace)
+
+    def lists_as_arrays(self, node, fn) -> None:
+        """A list literal of numbers handed to a NumPy function (np.diag([0.0, 3.0, 6.0]),
+        np.sum([1.0, a, 2.0]), np.quantile(x, [0.25, 0.75])) becomes np.array([...]), which NumPy
+        makes of it anyway: Numba types no NumPy function on a list.  Not for the functions that
+        take a sequence of arrays, a shape or axes (there a list is not an array's data)."""
+        if getattr(fn, "__name__", None) in _LIST_ARGUMENTS or fn is None:
+            return
+        for k, a in enumerate(node.args):
+            if _number_list(a):
+                node.args[k] = _as_array(a)
+        for kw in node.keywords:
+            if kw.arg not in _SHAPE_KEYWORDS and _number_list(kw.value):
+                kw.value = _as_array(kw.value)
 
     # ----- per-example loops (vmap): bmap and per_example as explicit loops ------------------
     def visit_Assign(self, node):
@@ -444,6 +482,7 @@ class _Lower(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         fn = self.resolve(node)
+        self.lists_as_arrays(node, fn)
         if fn is rt.stack:     # typed list, item type inferred from the appends in this function
             new = gast.Call(func=name("List"), args=[], keywords=[])
             new.s2s_fn = None

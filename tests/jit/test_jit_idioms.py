@@ -62,3 +62,55 @@ def test_repeated_pairs_accumulate_as_np_add_at():
     want = np.zeros_like(a)
     np.add.at(want, (r, c), 2 * a[r, c])
     np.testing.assert_allclose(s2s.jit(s2s.grad(picked_pairs), wait=True)(a, r, c), want, rtol=1e-14)
+
+
+# ----- list literals handed to NumPy ------------------------------------------------------------
+def diag_of_a_list(a):
+    return np.sum(np.diag([0.0, 3.0, 6.0]) @ a * a)
+
+
+def sum_of_a_list(a, b):
+    return np.sum([1.0, np.sum(a * a), 2.0 * b]) + np.max([b, np.mean(a)])
+
+
+def quantile_band(X):
+    lo, hi = np.quantile(X, [0.25, 0.75], axis=0)
+    return np.sum((hi - lo) ** 2)
+
+
+@pytest.mark.parametrize("fun,args", [
+    (diag_of_a_list, (np.arange(9.0).reshape(3, 3) / 5,)),
+    (sum_of_a_list, (np.linspace(0.1, 1.0, 6), 0.3)),
+    (quantile_band, (np.random.default_rng(2).normal(size=(11, 3)),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_list_literals_under_jit(fun, args):
+    argnums = tuple(range(len(args)))
+    want = s2s.grad(fun, argnums=argnums)(*args)
+    for k in argnums:
+        np.testing.assert_allclose(want[k], numeric_grad(fun, args, k), rtol=1e-6, atol=1e-8)
+    got = s2s.jit(s2s.grad(fun, argnums=argnums), wait=True)(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    value, _ = s2s.jit(s2s.value_and_grad(fun, argnums=argnums), wait=True)(*args)
+    assert value == pytest.approx(fun(*args), rel=1e-13)
+
+
+# ----- np.average with weights ------------------------------------------------------------------
+def weighted_mean_squared(x, w):
+    m = np.average(x, weights=w)
+    return np.average((x - m) ** 2, weights=w) + np.average(np.sin(x))
+
+
+def test_weighted_average_under_jit():
+    rng = np.random.default_rng(6)
+    x, w = rng.normal(size=7), rng.uniform(0.5, 2.0, size=7)
+    want = s2s.grad(weighted_mean_squared, argnums=(0, 1))(x, w)
+    for k in (0, 1):
+        np.testing.assert_allclose(want[k], numeric_grad(weighted_mean_squared, (x, w), k), rtol=1e-6, atol=1e-8)
+    got = s2s.jit(s2s.grad(weighted_mean_squared, argnums=(0, 1)), wait=True)(x, w)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+    xs = rng.normal(size=(4, 7))
+    per = s2s.jit(s2s.vmap(s2s.grad(weighted_mean_squared), in_axes=(0, None)), wait=True)(xs, w)
+    for k in range(4):
+        np.testing.assert_allclose(per[k], s2s.grad(weighted_mean_squared)(xs[k], w), rtol=1e-12, atol=1e-14)

@@ -14,7 +14,9 @@ from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload as nb_overload
 
-from ...backends.numba_lower.common import is_array, is_none
+from ...backends.numba_lower.common import is_array, is_none, overload
+from ...runtime import unbroadcast
+from . import helpers
 from .numba_kernels import (is_float_sequence, kept_shape_from_mask, n_reduced, reduce_sum, reduced_flat_index,
                             stack_sequence)
 from ...backends.numba_numpy.common import flag_value, literal_value, standin
@@ -549,3 +551,29 @@ def _broadcast_copy_impl(s, like):
     if is_array(s):
         return lambda s, like: np.ascontiguousarray(s).reshape(s.size)[0]
     return lambda s, like: s
+
+
+# ----- np.average's derivatives: weights of a's rank (the helpers' general forms read the axes
+# with numbers.Integral, which Numba has no type for) ------------------------------------------
+def _same_rank_weights(a, weights) -> bool:
+    return is_array(a) and is_array(weights) and weights.ndim == a.ndim
+
+
+@overload(helpers.average_weights)
+def _average_weights(a, weights, axis=None):
+    if is_none(weights):
+        return lambda a, weights, axis=None: np.ones(np.shape(a))
+    if _same_rank_weights(a, weights):
+        return lambda a, weights, axis=None: np.broadcast_to(weights, a.shape) * 1.0
+    return None
+
+
+@overload(helpers.average_vjp_w)
+def _average_vjp_w(g, a, weights, y, axis=None, keepdims=False):
+    if not (_same_rank_weights(a, weights) and is_none(axis)):
+        return None
+
+    def impl(g, a, weights, y, axis=None, keepdims=False):
+        w = np.broadcast_to(weights, a.shape)
+        return unbroadcast((g / np.sum(w)) * (a - y), weights)
+    return impl
