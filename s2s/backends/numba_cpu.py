@@ -24,6 +24,7 @@ NumPy's inf/nan, as the generated Python does, not ZeroDivisionError).
 from __future__ import annotations
 
 import builtins
+import inspect
 import logging
 import os
 import time
@@ -147,7 +148,8 @@ def namespace_additions() -> dict[str, Any]:
             "bmap_put": loops.bmap_put,
             "stack_empty": loops.stack_empty, "stack_put": loops.stack_put,
             "stack_finish": loops.stack_finish, "zero_example": loops.zero_example,
-            "add_at_value": runtime_lowering.add_at_value,
+            "add_at_value": runtime_lowering.add_at_value, "new_generator": runtime_lowering.new_generator,
+            "shaped_draw": runtime_lowering.shaped_draw, "flat_float64": runtime_lowering.flat_float64,
             "objmode": numba.objmode}
 
 
@@ -156,6 +158,28 @@ def _compiled_form(rule, node):
     new = rule.numba_call(node) if rule.numba_call is not None else None
     return node if new is None else new
 
+
+_OBJECT_MODE_GLOBALS = frozenset({"flat_float64"})     # namespace_additions' names object-mode code calls
+
+
+def _legacy_draw(fn) -> bool:
+    """A float draw of NumPy's global RandomState (np.random.normal, np.random.rand, ...)."""
+    return getattr(fn, "__self__", None) is np.random.mtrand._rand and getattr(fn, "__name__", "") in _LEGACY_DRAWS
+
+
+_LEGACY_DRAWS = frozenset({
+    "rand", "randn", "random", "random_sample", "sample", "ranf", "standard_normal", "normal", "uniform",
+    "exponential", "standard_exponential", "gamma", "standard_gamma", "beta", "chisquare", "lognormal", "laplace",
+    "logistic", "gumbel", "standard_cauchy", "standard_t", "weibull", "pareto", "power", "rayleigh",
+    "triangular", "vonmises", "wald", "f"})
+
+# the methods of NumPy's Generator that Numba compiles (and draws with NumPy's algorithms)
+_GENERATOR_DRAWS = frozenset({
+    "random", "standard_normal", "normal", "uniform", "exponential", "standard_exponential", "gamma",
+    "standard_gamma", "beta", "chisquare", "lognormal", "laplace", "logistic", "gumbel", "poisson", "binomial",
+    "geometric", "integers", "choice", "shuffle", "permutation", "standard_cauchy", "standard_t", "weibull",
+    "pareto", "power", "rayleigh", "triangular", "vonmises", "wald", "f", "noncentral_chisquare",
+    "negative_binomial", "hypergeometric", "logseries", "zipf", "multinomial"})
 
 # functions whose list arguments are not one array's data: sequences of arrays, shapes, axes
 _LIST_ARGUMENTS = frozenset({
@@ -290,7 +314,51 @@ class _Lower(gast.NodeTransformer):
             if loop is not None:
                 return self.visit_block(loop)
         self.generic_visit(node)
+        if isinstance(node.value, gast.Call):
+            node.value = self.random_draws(node.value)
         return node
+
+    def random_draws(self, call):
+        """NumPy's Generator in compiled code: `np.random.default_rng(seed)` is made in object mode
+        (Numba cannot make one) and handed to the compiled code, whose `rng.normal(...)` & co. are
+        Numba's, drawing from the same bit generator with NumPy's algorithms: jit(f) draws what f
+        draws for the same seed."""
+        fn = self.resolve(call)
+        if fn is rt.call_opaque and call.args and self.resolve_value(call.args[0]) is np.random.default_rng:
+            new = gast.Call(func=name("new_generator"), args=call.args[1:], keywords=call.keywords)
+            new.s2s_fn = runtime_lowering.new_generator
+            return copy_loc(new, call)
+        if fn is rt.call_opaque and call.args and _legacy_draw(self.resolve_value(call.args[0])):
+            return self.legacy_draw(call, self.resolve_value(call.args[0]))
+        if fn is rt.call_method and len(call.args) >= 2 and constant_value(call.args[1]) in _GENERATOR_DRAWS:
+            new = gast.Call(func=gast.Attribute(call.args[0], constant_value(call.args[1]), gast.Load()),
+                            args=call.args[2:], keywords=call.keywords)
+            return copy_loc(new, call)
+        return call
+
+    def legacy_draw(self, call, fn):
+        """np.random.normal(...) & co. (NumPy's global RandomState, which compiled code cannot
+        reach: Numba's np.random has a state of its own) drawn by NumPy in object mode, as a flat
+        float64 array, then given the shape `size` says (a number when it is None)."""
+        args, kws = call.args[1:], {k.arg: k.value for k in call.keywords}
+        if fn.__name__ in ("rand", "randn"):
+            size = gast.Tuple(elts=[clone(a) for a in args], ctx=gast.Load()) if args else const(None)
+        else:
+            params = list(inspect.signature(fn).parameters)
+            at = params.index("size") if "size" in params else None
+            size = kws.get("size", args[at] if at is not None and at < len(args) else None)
+            size = clone(size) if size is not None else const(None)
+        holder = self.namer.fresh("drawn")
+        direct = gast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)    # (Python's call)
+        draw = copy_loc(gast.Assign(targets=[name(holder, gast.Store())], value=gast.Call(
+            func=name("flat_float64"), args=[direct], keywords=[]), type_comment=None), call)
+        fetch = self.in_object_mode(draw, "random_draw", holder, "float64[::1]")
+        new = gast.Call(func=name("shaped_draw"), args=[fetch.value, size], keywords=[])
+        new.s2s_fn = runtime_lowering.shaped_draw
+        return copy_loc(new, call)
+
+    def resolve_value(self, node):
+        return self.namespace.get(node.id) if isinstance(node, gast.Name) else None
 
     def visit_Expr(self, node):
         effect = self.side_effect(node)
@@ -334,15 +402,16 @@ class _Lower(gast.NodeTransformer):
                                     "`except` clauses with the exception)")
         return None
 
-    def in_object_mode(self, node, stem: str, result: str | None = None):
+    def in_object_mode(self, node, stem: str, result: str | None = None, result_type: str = "unicode_type"):
         """`node` (a call of a block, or `result = format_value(...)`) in `with objmode():`, in a function
         of its own above the generated one: Numba 0.68 failed to compile (LLVM: "Instruction does not
         dominate all uses") a function holding an object-mode block inside an `if` and another after it."""
         fname = self.namer.fresh(stem)
         params = list(dict.fromkeys(n.id for n in iter_nodes(node.value) if isinstance(n, gast.Name)
-                                    and n.id not in self.namespace and n.id != result))
+                                    and n.id not in self.namespace and n.id not in _OBJECT_MODE_GLOBALS
+                                    and n.id != result))
         mode = gast.Call(func=name("objmode"), args=[],
-                         keywords=[gast.keyword(result, const("unicode_type"))] if result else [])
+                         keywords=[gast.keyword(result, const(result_type))] if result else [])
         body = [copy_loc(gast.With(items=[gast.withitem(context_expr=mode, optional_vars=None)], body=[clone(node)],
                                    type_comment=None), node)]
         if result is not None:

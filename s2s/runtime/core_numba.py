@@ -604,3 +604,59 @@ def _inverse_axes_tuple(axes):
             return out
         return impl
     return None
+
+
+# ----- NumPy's Generator, made in object mode (numba_cpu._Lower.random_draws) ---------------------
+_GENERATOR_TYPE = numba.typeof(np.random.default_rng(0))
+
+
+def new_generator(seed=None):
+    """np.random.default_rng(seed), for compiled code: Numba types a Generator handed to it (its
+    draws use the same bit generator) but cannot make one."""
+    return np.random.default_rng(seed)
+
+
+@numba.njit
+def _generator_from_int(seed):
+    with numba.objmode(rng=_GENERATOR_TYPE):
+        rng = np.random.default_rng(seed)
+    return rng
+
+
+@numba.njit
+def _generator_from_entropy():
+    with numba.objmode(rng=_GENERATOR_TYPE):
+        rng = np.random.default_rng()
+    return rng
+
+
+@overload(new_generator)
+def _new_generator(seed=None):
+    if seed is None or is_none(seed):
+        return lambda seed=None: _generator_from_entropy()
+    if isinstance(seed, types.Integer):
+        return lambda seed=None: _generator_from_int(seed)
+    if isinstance(seed, type(_GENERATOR_TYPE)):
+        return lambda seed=None: seed            # default_rng(rng) is rng itself
+    return None
+
+
+def flat_float64(x):
+    """A draw's values as a flat float64 array (run in object mode: NumPy's own functions)."""
+    return np.ascontiguousarray(np.ravel(x), dtype=np.float64)
+
+
+def shaped_draw(flat, size):
+    """A draw of NumPy's global RandomState, made flat in object mode, in the shape `size` gives."""
+    return flat[0] if size is None else flat.reshape(size)
+
+
+@overload(shaped_draw)
+def _shaped_draw(flat, size):
+    if size is None or is_none(size):
+        return lambda flat, size: flat[0]
+    if isinstance(size, types.Integer):
+        return lambda flat, size: flat
+    if isinstance(size, types.BaseTuple):
+        return lambda flat, size: flat.reshape(size)
+    return None

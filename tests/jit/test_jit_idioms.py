@@ -114,3 +114,44 @@ def test_weighted_average_under_jit():
     per = s2s.jit(s2s.vmap(s2s.grad(weighted_mean_squared), in_axes=(0, None)), wait=True)(xs, w)
     for k in range(4):
         np.testing.assert_allclose(per[k], s2s.grad(weighted_mean_squared)(xs[k], w), rtol=1e-12, atol=1e-14)
+
+
+# ----- random numbers: jit(f) draws what f draws from the same seed -----------------------------
+def dropout_loss(w, x):
+    keep = np.random.uniform(size=x.shape) > 0.3
+    noise = 0.1 * np.random.normal(size=x.shape) + np.random.randn(x.shape[0]) * 0.01
+    return np.sum(np.tanh(x * w) * keep + noise * w) + np.random.normal() * w
+
+
+def seeded_loss(w, x, seed):
+    rng = np.random.default_rng(seed)
+    eps = rng.normal(0.0, 1.0, size=x.shape)
+    return np.sum((x * w + 0.1 * eps) ** 2) + rng.uniform() * w
+
+
+def test_global_random_state_draws_match_numpy():
+    x = np.linspace(-1.0, 1.0, 8)
+    for fun in (dropout_loss, s2s.grad(dropout_loss)):
+        np.random.seed(7)
+        want = fun(0.8, x)
+        after = np.random.random()
+        np.random.seed(7)
+        got = s2s.jit(fun, wait=True)(0.8, x)
+        assert got == pytest.approx(want, rel=1e-13)
+        assert np.random.random() == after          # the global state moved as NumPy's did
+    np.random.seed(3)
+    want = s2s.value_and_grad(dropout_loss)(0.8, x)
+    np.random.seed(3)
+    got = s2s.jit(s2s.value_and_grad(dropout_loss), wait=True)(0.8, x)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_generator_draws_match_numpy():
+    x = np.linspace(-1.0, 1.0, 8)
+    want = s2s.grad(seeded_loss)(0.8, x, 11)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(seeded_loss), wait=True)(0.8, x, 11), want, rtol=1e-13)
+    assert s2s.jit(seeded_loss, wait=True)(0.8, x, 11) == pytest.approx(seeded_loss(0.8, x, 11), rel=1e-13)
+    # the draws are constants: the gradient is the one of the loss with them fixed
+    rng = np.random.default_rng(11)
+    eps, u = rng.normal(0.0, 1.0, size=x.shape), rng.uniform()
+    np.testing.assert_allclose(want, np.sum(2 * (x * 0.8 + 0.1 * eps) * x) + u, rtol=1e-12)
