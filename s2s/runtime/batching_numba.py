@@ -24,6 +24,12 @@ def _basic_index_type(index) -> bool:
 @overload(rtb.badd_at, prefer_literal=True)
 def _badd_at(a, index, v, ab, vb, size):
     """add_at per example (vmapped `x[i] += v`): a is batched; v batched when vb."""
+    if isinstance(a, types.BaseTuple) and isinstance(index, types.IntegerLiteral) \
+            and -len(a) <= index.literal_value < len(a) and is_array(a.types[index.literal_value]):
+        # a pytree argument's cotangent (a tuple of batched arrays): its element accumulates in place
+        return impl_from_source("def impl(a, index, v, ab, vb, size):\n"
+                                f"    part = a[{index.literal_value}]\n"
+                                "    part += v\n")
     if not is_array(a) or not isinstance(vb, types.BooleanLiteral):
         return None
     if _basic_index_type(index):
@@ -442,6 +448,9 @@ def _bexpand_reduced(g, x, axis, keepdims, gb, xb):
 
 @overload(rtb.bexpand)
 def _bexpand(x, size):
+    if isinstance(x, types.BaseTuple):      # a pytree's zeros: each part repeated along the batch
+        parts = "".join(f"rtb.bexpand(x[{j}], size), " for j in range(len(x)))
+        return impl_from_source(f"def impl(x, size):\n    return ({parts})\n", {"rtb": rtb})
     if is_array(x):
         return lambda x, size: np.ascontiguousarray(np.broadcast_to(x, (size,) + x.shape))
     return lambda x, size: np.full(size, x)

@@ -155,3 +155,24 @@ def test_generator_draws_match_numpy():
     rng = np.random.default_rng(11)
     eps, u = rng.normal(0.0, 1.0, size=x.shape), rng.uniform()
     np.testing.assert_allclose(want, np.sum(2 * (x * 0.8 + 0.1 * eps) * x) + u, rtol=1e-12)
+
+
+# ----- pytree parameters in jit(vmap(grad)) -----------------------------------------------------
+def layer_loss(params, X, Y):
+    W, b = params
+    return np.sum((np.tanh(X @ W + b) - Y) ** 2)
+
+
+def test_tuple_parameters_per_example_gradients():
+    rng = np.random.default_rng(8)
+    params = (rng.normal(size=(3, 2)), 0.1 * rng.normal(size=2))
+    Xs, Ys = rng.normal(size=(4, 5, 3)), rng.normal(size=(4, 5, 2))
+    per = s2s.jit(s2s.vmap(s2s.grad(layer_loss), in_axes=(None, 0, 0)), wait=True)(params, Xs, Ys)
+    assert isinstance(per, tuple) and [p.shape for p in per] == [(4, 3, 2), (4, 2)]
+    for k in range(4):
+        dW, db = s2s.grad(layer_loss)(params, Xs[k], Ys[k])
+        np.testing.assert_allclose(per[0][k], dW, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(per[1][k], db, rtol=1e-12, atol=1e-14)
+    # and jit(grad) of the same tuple, its signature read leaf by leaf
+    g = s2s.jit(s2s.grad(layer_loss), wait=True)(params, Xs[0], Ys[0])
+    np.testing.assert_allclose(g[0], s2s.grad(layer_loss)(params, Xs[0], Ys[0])[0], rtol=1e-12)
