@@ -144,7 +144,7 @@ class Batched(TransformObject):
                 continue
             treedefs.append(td)
             flat += leaves
-            axes += _leaf_axes(spec, td, i)
+            axes += leaf_axes(spec, td, i)
         fun = self.fun
         wrapper = flat_wrapper(fun, tuple(treedefs)) if isinstance(fun, Transformed) else \
             flat_wrapper(source_function(fun), tuple(treedefs))
@@ -226,7 +226,7 @@ def _example(a, ax):
     return a[(slice(None),) * ax + (0,)] if ax >= 0 else a[(Ellipsis, 0) + (slice(None),) * (-ax - 1)]
 
 
-def _leaf_axes(spec, td, position) -> list:
+def leaf_axes(spec, td, position) -> list:
     """in_axes for each leaf of one argument: an int/None for all, or a matching pytree of them."""
     if spec is None or isinstance(spec, numbers.Integral):
         return [spec] * pytree.count_leaves(td)
@@ -239,9 +239,9 @@ def _leaf_axes(spec, td, position) -> list:
         if not isinstance(spec, dict) or sorted(spec) != list(td[1]):
             raise ArgumentError(f"vmap: in_axes for argument {position} must be an int, None or a dict with keys "
                                 f"{list(td[1])}")
-        return [a for k, c in zip(td[1], td[2]) for a in _leaf_axes(spec[k], c, position)]
+        return [a for k, c in zip(td[1], td[2]) for a in leaf_axes(spec[k], c, position)]
     children = td[3] if kind == "record" else td[2]
     values = list(spec) if isinstance(spec, (tuple, list)) else None
     if values is None or len(values) != len(children):
         raise ArgumentError(f"vmap: in_axes for argument {position} does not match its structure")
-    return [a for v, c in zip(values, children) for a in _leaf_axes(v, c, position)]
+    return [a for v, c in zip(values, children) for a in leaf_axes(v, c, position)]

@@ -176,3 +176,26 @@ def test_tuple_parameters_per_example_gradients():
     # and jit(grad) of the same tuple, its signature read leaf by leaf
     g = s2s.jit(s2s.grad(layer_loss), wait=True)(params, Xs[0], Ys[0])
     np.testing.assert_allclose(g[0], s2s.grad(layer_loss)(params, Xs[0], Ys[0])[0], rtol=1e-12)
+
+
+def mlp_dict_loss(params, x, y):
+    h = np.tanh(x @ params["hidden"]["W"] + params["hidden"]["b"])
+    return np.mean((h @ params["out"] - y) ** 2)
+
+
+def test_dict_parameters_per_example_gradients():
+    rng = np.random.default_rng(9)
+    params = {"hidden": {"W": rng.normal(size=(3, 4)), "b": np.zeros(4)}, "out": rng.normal(size=4)}
+    xs, ys = rng.normal(size=(5, 6, 3)), rng.normal(size=(5, 6))
+    per = s2s.jit(s2s.vmap(s2s.grad(mlp_dict_loss), in_axes=(None, 0, 0)), wait=True)(params, xs, ys)
+    assert set(per) == {"hidden", "out"} and per["hidden"]["W"].shape == (5, 3, 4)
+    for k in range(5):
+        want = s2s.grad(mlp_dict_loss)(params, xs[k], ys[k])
+        for got_leaf, want_leaf in zip(s2s.tree_leaves({"h": per["hidden"], "o": per["out"]}),
+                                       s2s.tree_leaves({"h": want["hidden"], "o": want["out"]})):
+            np.testing.assert_allclose(got_leaf[k], want_leaf, rtol=1e-12, atol=1e-14)
+    # two differentiated arguments, one of them a dict
+    both = s2s.jit(s2s.vmap(s2s.grad(mlp_dict_loss, argnums=(0, 1)), in_axes=(None, 0, 0)), wait=True)
+    dp, dx = both(params, xs, ys)
+    np.testing.assert_allclose(dx[2], s2s.grad(mlp_dict_loss, argnums=1)(params, xs[2], ys[2]), rtol=1e-12)
+    np.testing.assert_allclose(dp["out"][2], s2s.grad(mlp_dict_loss)(params, xs[2], ys[2])["out"], rtol=1e-12)
