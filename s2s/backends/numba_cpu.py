@@ -56,6 +56,8 @@ from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (
 from .numba_numpy.namespace import compiled_globals
 from ..ops.elementwise import numba_vecmath as vecmath
 from ..frontend.nodes import clone, iter_nodes
+from .numba_lower.call_forms import (GENERATOR_DRAWS, LIST_ARGUMENTS, OBJECT_MODE_GLOBALS, SHAPE_KEYWORDS, as_array,
+                                     legacy_draw, number_list)
 from ..rules.table import operator_ops, record_of
 
 LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
@@ -159,52 +161,6 @@ def _compiled_form(rule, node):
     return node if new is None else new
 
 
-_OBJECT_MODE_GLOBALS = frozenset({"flat_float64"})     # namespace_additions' names object-mode code calls
-
-
-def _legacy_draw(fn) -> bool:
-    """A float draw of NumPy's global RandomState (np.random.normal, np.random.rand, ...)."""
-    return getattr(fn, "__self__", None) is np.random.mtrand._rand and getattr(fn, "__name__", "") in _LEGACY_DRAWS
-
-
-_LEGACY_DRAWS = frozenset({
-    "rand", "randn", "random", "random_sample", "sample", "ranf", "standard_normal", "normal", "uniform",
-    "exponential", "standard_exponential", "gamma", "standard_gamma", "beta", "chisquare", "lognormal", "laplace",
-    "logistic", "gumbel", "standard_cauchy", "standard_t", "weibull", "pareto", "power", "rayleigh",
-    "triangular", "vonmises", "wald", "f"})
-
-# the methods of NumPy's Generator that Numba compiles (and draws with NumPy's algorithms)
-_GENERATOR_DRAWS = frozenset({
-    "random", "standard_normal", "normal", "uniform", "exponential", "standard_exponential", "gamma",
-    "standard_gamma", "beta", "chisquare", "lognormal", "laplace", "logistic", "gumbel", "poisson", "binomial",
-    "geometric", "integers", "choice", "shuffle", "permutation", "standard_cauchy", "standard_t", "weibull",
-    "pareto", "power", "rayleigh", "triangular", "vonmises", "wald", "f", "noncentral_chisquare",
-    "negative_binomial", "hypergeometric", "logseries", "zipf", "multinomial"})
-
-# functions whose list arguments are not one array's data: sequences of arrays, shapes, axes
-_LIST_ARGUMENTS = frozenset({
-    "array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack", "hstack", "vstack", "dstack",
-    "column_stack", "row_stack", "block", "einsum", "meshgrid", "broadcast_arrays", "broadcast_to", "reshape",
-    "transpose", "zeros", "ones", "empty", "full", "tile", "moveaxis", "expand_dims", "squeeze", "append",
-    "bmap", "per_example", "List", "range", "len", "tuple", "list", "print", "objmode"})
-_SHAPE_KEYWORDS = frozenset({"axis", "axes", "shape", "newshape", "reps", "dims", "source", "destination"})
-
-
-def _number_list(node) -> bool:
-    """A list literal (maybe nested) of constants and names: numbers, as far as its form says."""
-    if not isinstance(node, gast.List) or not node.elts:
-        return False
-    return all(_number_list(e) if isinstance(e, gast.List) else
-               isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and isinstance(e.value, (int, float))
-                                            and not isinstance(e.value, bool)) for e in node.elts)
-
-
-def _as_array(node) -> gast.Call:
-    new = gast.Call(func=gast.Attribute(name("np"), "array", gast.Load()), args=[node], keywords=[])
-    new.s2s_fn = np.array
-    return gast.copy_location(new, node)
-
-
 class _Lower(gast.NodeTransformer):
     def __init__(self, ranges: dict[str, Any], namespace: dict[str, Any], reversed_ranges: dict[str, Any],
                  target: str, namer: Namer):
@@ -293,14 +249,14 @@ class _Lower(gast.NodeTransformer):
         np.sum([1.0, a, 2.0]), np.quantile(x, [0.25, 0.75])) becomes np.array([...]), which NumPy
         makes of it anyway: Numba types no NumPy function on a list.  Not for the functions that
         take a sequence of arrays, a shape or axes (there a list is not an array's data)."""
-        if getattr(fn, "__name__", None) in _LIST_ARGUMENTS or fn is None:
+        if getattr(fn, "__name__", None) in LIST_ARGUMENTS or fn is None:
             return
         for k, a in enumerate(node.args):
-            if _number_list(a):
-                node.args[k] = _as_array(a)
+            if number_list(a):
+                node.args[k] = as_array(a)
         for kw in node.keywords:
-            if kw.arg not in _SHAPE_KEYWORDS and _number_list(kw.value):
-                kw.value = _as_array(kw.value)
+            if kw.arg not in SHAPE_KEYWORDS and number_list(kw.value):
+                kw.value = as_array(kw.value)
 
     # ----- per-example loops (vmap): bmap and per_example as explicit loops ------------------
     def visit_Assign(self, node):
@@ -328,9 +284,9 @@ class _Lower(gast.NodeTransformer):
             new = gast.Call(func=name("new_generator"), args=call.args[1:], keywords=call.keywords)
             new.s2s_fn = runtime_lowering.new_generator
             return copy_loc(new, call)
-        if fn is rt.call_opaque and call.args and _legacy_draw(self.resolve_value(call.args[0])):
+        if fn is rt.call_opaque and call.args and legacy_draw(self.resolve_value(call.args[0])):
             return self.legacy_draw(call, self.resolve_value(call.args[0]))
-        if fn is rt.call_method and len(call.args) >= 2 and constant_value(call.args[1]) in _GENERATOR_DRAWS:
+        if fn is rt.call_method and len(call.args) >= 2 and constant_value(call.args[1]) in GENERATOR_DRAWS:
             new = gast.Call(func=gast.Attribute(call.args[0], constant_value(call.args[1]), gast.Load()),
                             args=call.args[2:], keywords=call.keywords)
             return copy_loc(new, call)
@@ -408,7 +364,7 @@ class _Lower(gast.NodeTransformer):
         dominate all uses") a function holding an object-mode block inside an `if` and another after it."""
         fname = self.namer.fresh(stem)
         params = list(dict.fromkeys(n.id for n in iter_nodes(node.value) if isinstance(n, gast.Name)
-                                    and n.id not in self.namespace and n.id not in _OBJECT_MODE_GLOBALS
+                                    and n.id not in self.namespace and n.id not in OBJECT_MODE_GLOBALS
                                     and n.id != result))
         mode = gast.Call(func=name("objmode"), args=[],
                          keywords=[gast.keyword(result, const(result_type))] if result else [])
