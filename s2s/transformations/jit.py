@@ -210,6 +210,23 @@ class Jitted(TransformObject):
             cols.append(np.asarray(col))
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
+    def _grad_of_grad(self, args):
+        """jit(grad(grad(f, i), j)) where argument i is a number: forward over reverse, as hessian,
+        the jvp along argument j of the compiled gradient with respect to i (one call per element
+        of argument j)."""
+        outer, inner = self.fun, self.fun.fun
+        i, j = inner.argnums[0] % len(args), outer.argnums[0] % len(args)
+        gen = self._gens.get(("grad of grad", len(args)))
+        if gen is None:
+            grad_src = build(source_function(inner.fun), "grad", (i,), False, False,
+                             GenerateOptions(tapes="per_variable")).fn
+            gen = build(grad_src, "jvp", (j,), False, False, self._options(fuse=False))
+            self._gens[("grad of grad", len(args))] = gen
+        x = np.asarray(args[j], dtype=float)
+        parts = [np.asarray(gen.fn(*args, e)[1]) for e in unit_basis(x)]
+        out = np.reshape(np.stack(parts), np.shape(x))
+        return out[()] if out.ndim == 0 else out
+
     def __call__(self, *args, **kwargs):
         keyword_form = getattr(self.fun, "keyword_form", None)
         if keyword_form is not None and (self.fun._has_varargs() or kwargs and not binds_by_position(self, args, kwargs)):
@@ -273,6 +290,15 @@ class Jitted(TransformObject):
         if self._as_scalars and _signature_key(args) in self._as_scalars:
             return self._call(_zero_d_as_numbers(args))
         fun = self.fun
+        if _second_derivative_of_a_number(fun, args):
+            try:
+                return self._grad_of_grad(args)
+            except Exception as exc:
+                if not is_compile_error(exc):
+                    raise
+                if not self.fallback:
+                    raise compile_error(self, exc, len(args), self._gens.get(("grad of grad", len(args)))) from None
+                return fun(*args)
         if isinstance(fun, Hessian):
             try:
                 return self._hessian(args)
@@ -681,6 +707,18 @@ def _specializable(fun) -> bool:
     """Transforms whose generated code is specialized on the argument facts under jit."""
     return isinstance(fun, Transformed) and fun.transform in ("grad", "value_and_grad") \
         and not isinstance(fun.fun, (Transformed, Batched))
+
+
+def _second_derivative_of_a_number(fun, args) -> bool:
+    """grad(grad(f, i), j), both plain (no aux, one argnum), argument i a number."""
+    def plain_grad(t) -> bool:
+        return isinstance(t, Transformed) and t.transform == "grad" and not t.has_aux and not t.tuple_out \
+            and len(t.argnums) == 1
+    if not (plain_grad(fun) and plain_grad(fun.fun)) or isinstance(fun.fun.fun, (Transformed, Batched)):
+        return False
+    i = fun.fun.argnums[0]
+    return -len(args) <= i < len(args) and isinstance(args[i], (float, int, np.floating, np.ndarray)) \
+        and np.ndim(args[i]) == 0 and not isinstance(args[i], bool)
 
 
 def _per_example_grad_of_tree(fun: Batched, args) -> bool:

@@ -199,3 +199,27 @@ def test_dict_parameters_per_example_gradients():
     dp, dx = both(params, xs, ys)
     np.testing.assert_allclose(dx[2], s2s.grad(mlp_dict_loss, argnums=1)(params, xs[2], ys[2]), rtol=1e-12)
     np.testing.assert_allclose(dp["out"][2], s2s.grad(mlp_dict_loss)(params, xs[2], ys[2])["out"], rtol=1e-12)
+
+
+# ----- second derivatives under jit -------------------------------------------------------------
+def cubic_sine(x):
+    return np.sin(x) * x ** 3
+
+
+def coupled(a, w):
+    return np.sum(np.sin(a * w) * w) + a ** 2 * np.sum(w)
+
+
+def test_grad_of_grad_of_a_number_under_jit():
+    second = s2s.jit(s2s.grad(s2s.grad(cubic_sine)), wait=True)
+    for x in (0.7, -1.3, np.float64(2.0)):
+        closed = -np.sin(x) * x ** 3 + 6 * np.cos(x) * x ** 2 + 6 * np.sin(x) * x
+        assert second(x) == pytest.approx(closed, rel=1e-12)
+        assert second(x) == pytest.approx(s2s.grad(s2s.grad(cubic_sine))(x), rel=1e-13)
+    assert s2s.jit(s2s.grad(s2s.grad(np.sin)), wait=True)(0.4) == pytest.approx(-np.sin(0.4), rel=1e-14)
+    # mixed: d/dw of df/da, a number and an array
+    w = np.linspace(-1.0, 1.0, 5)
+    mixed = s2s.jit(s2s.grad(s2s.grad(coupled, argnums=0), argnums=1), wait=True)(0.6, w)
+    np.testing.assert_allclose(mixed, s2s.grad(s2s.grad(coupled, argnums=0), argnums=1)(0.6, w), rtol=1e-12)
+    np.testing.assert_allclose(mixed, np.cos(0.6 * w) * w - 0.6 * np.sin(0.6 * w) * w * w
+                               + np.cos(0.6 * w) * w + 2 * 0.6, rtol=1e-12)
