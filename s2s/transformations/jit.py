@@ -27,8 +27,10 @@ from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_ar
 from .grad import Transformed
 from .jacobians import Hessian, Jacobian
 from . import tiers
-from .sources import TransformObject, flat_wrapper, source_function
-from .vmap import Batched, leaf_axes
+from .jit_nested import grad_of_grad, per_example_grad_of_tree, per_example_grads_of_tree, \
+    second_derivative_of_a_number
+from .sources import TransformObject, source_function
+from .vmap import Batched
 
 
 class Jitted(TransformObject):
@@ -210,23 +212,6 @@ class Jitted(TransformObject):
             cols.append(np.asarray(col))
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
-    def _grad_of_grad(self, args):
-        """jit(grad(grad(f, i), j)) where argument i is a number: forward over reverse, as hessian,
-        the jvp along argument j of the compiled gradient with respect to i (one call per element
-        of argument j)."""
-        outer, inner = self.fun, self.fun.fun
-        i, j = inner.argnums[0] % len(args), outer.argnums[0] % len(args)
-        gen = self._gens.get(("grad of grad", len(args)))
-        if gen is None:
-            grad_src = build(source_function(inner.fun), "grad", (i,), False, False,
-                             GenerateOptions(tapes="per_variable")).fn
-            gen = build(grad_src, "jvp", (j,), False, False, self._options(fuse=False))
-            self._gens[("grad of grad", len(args))] = gen
-        x = np.asarray(args[j], dtype=float)
-        parts = [np.asarray(gen.fn(*args, e)[1]) for e in unit_basis(x)]
-        out = np.reshape(np.stack(parts), np.shape(x))
-        return out[()] if out.ndim == 0 else out
-
     def __call__(self, *args, **kwargs):
         keyword_form = getattr(self.fun, "keyword_form", None)
         if keyword_form is not None and (self.fun._has_varargs() or kwargs and not binds_by_position(self, args, kwargs)):
@@ -290,9 +275,9 @@ class Jitted(TransformObject):
         if self._as_scalars and _signature_key(args) in self._as_scalars:
             return self._call(_zero_d_as_numbers(args))
         fun = self.fun
-        if _second_derivative_of_a_number(fun, args):
+        if second_derivative_of_a_number(fun, args):
             try:
-                return self._grad_of_grad(args)
+                return grad_of_grad(self, args)
             except Exception as exc:
                 if not is_compile_error(exc):
                     raise
@@ -315,8 +300,8 @@ class Jitted(TransformObject):
             return fun.call_tree(args, wrap=self._wrap_inner)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)):
             check_argnums(args, fun.argnums, source_function(fun.fun))   # (as the unjitted transform)
-        if isinstance(fun, Batched) and _per_example_grad_of_tree(fun, args):
-            return self._per_example_grads_of_tree(args)
+        if isinstance(fun, Batched) and per_example_grad_of_tree(fun, args):
+            return per_example_grads_of_tree(self, args)
         if isinstance(fun, Batched):
             fun.check_examples(args)     # (vmap(grad(f)) refuses what grad refuses, jitted or not)
         sig = _signature_key(args)
@@ -397,44 +382,6 @@ class Jitted(TransformObject):
                               stacklevel=caller_stacklevel())
                 self._warned = True
             return self.python_version(len(args))(*args)
-
-    # ----- jit(vmap(grad(f))) of pytree arguments ------------------------------------------------
-    def _per_example_grads_of_tree(self, args):
-        """vmap(grad(f)) with dict/tuple arguments, compiled: the vmap of the gradient of a wrapper
-        taking their leaves (Numba has no type for a dict of arrays of several ranks), whose
-        per-example leaf gradients are put back in each argument's structure."""
-        batched, grad_of = self.fun, self.fun.fun
-        spec = batched.in_axes
-        specs = list(spec) if isinstance(spec, (list, tuple)) else [spec] * len(args)
-        if len(specs) != len(args):
-            raise ArgumentError(f"vmap: in_axes has {len(specs)} entries but the function was called with "
-                                f"{len(args)} arguments")
-        treedefs, flat, axes, groups = [], [], [], {}
-        for i, (a, ax) in enumerate(zip(args, specs)):
-            leaves, td = pytree.tree_flatten(a)
-            if pytree.is_leaf(td):
-                groups[i] = (None, [len(flat)])
-                treedefs.append(None)
-                flat.append(a)
-                axes.append(ax)
-                continue
-            groups[i] = (td, list(range(len(flat), len(flat) + len(leaves))))
-            treedefs.append(td)
-            flat += leaves
-            axes += leaf_axes(ax, td, i)
-        leaf_nums = tuple(n for a in grad_of.argnums for n in groups[a][1])
-        wrapper = flat_wrapper(source_function(grad_of.fun), tuple(treedefs))
-        key = ("per-example tree", wrapper, leaf_nums, tuple(axes))
-        jitted = self._inner_jits.get(key)
-        if jitted is None:
-            jitted = self._inner_jits[key] = self._like_me(
-                Batched(Transformed(wrapper, "grad", leaf_nums, False), tuple(axes), 0, batched.axis_size))
-        leaf_grads, out, k = list(jitted(*flat)), [], 0
-        for a in grad_of.argnums:
-            td, nums = groups[a]
-            part, k = leaf_grads[k:k + len(nums)], k + len(nums)
-            out.append(part[0] if td is None else pytree.tree_unflatten(td, part))
-        return tuple(out) if grad_of.tuple_out else out[0]
 
     # ----- the parallel twins' version (backends/parallel_twins.py) ------------------------------
     def _twin(self, key, args) -> "Jitted | None":
@@ -707,26 +654,6 @@ def _specializable(fun) -> bool:
     """Transforms whose generated code is specialized on the argument facts under jit."""
     return isinstance(fun, Transformed) and fun.transform in ("grad", "value_and_grad") \
         and not isinstance(fun.fun, (Transformed, Batched))
-
-
-def _second_derivative_of_a_number(fun, args) -> bool:
-    """grad(grad(f, i), j), both plain (no aux, one argnum), argument i a number."""
-    def plain_grad(t) -> bool:
-        return isinstance(t, Transformed) and t.transform == "grad" and not t.has_aux and not t.tuple_out \
-            and len(t.argnums) == 1
-    if not (plain_grad(fun) and plain_grad(fun.fun)) or isinstance(fun.fun.fun, (Transformed, Batched)):
-        return False
-    i = fun.fun.argnums[0]
-    return -len(args) <= i < len(args) and isinstance(args[i], (float, int, np.floating, np.ndarray)) \
-        and np.ndim(args[i]) == 0 and not isinstance(args[i], bool)
-
-
-def _per_example_grad_of_tree(fun: Batched, args) -> bool:
-    """jit(vmap(grad(f))) called with a dict (or other non-tuple pytree) argument."""
-    inner = fun.fun
-    return isinstance(inner, Transformed) and inner.transform == "grad" and not inner.has_aux \
-        and not isinstance(inner.fun, (Transformed, Batched)) and fun.out_axes == 0 \
-        and any(isinstance(a, dict) for a in args)
 
 
 def _parallel_pays(args) -> bool:
