@@ -56,8 +56,8 @@ from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (
 from .numba_numpy.namespace import compiled_globals
 from ..ops.elementwise import numba_vecmath as vecmath
 from ..frontend.nodes import clone, iter_nodes
-from .numba_lower.call_forms import (GENERATOR_DRAWS, LIST_ARGUMENTS, OBJECT_MODE_GLOBALS, SHAPE_KEYWORDS, as_array,
-                                     legacy_draw, number_list)
+from .numba_lower.call_forms import (GENERATOR_DRAWS, OBJECT_MODE_GLOBALS, SHAPE_KEYWORDS, as_array, legacy_draw,
+                                     number_list, takes_lists)
 from ..rules.table import operator_ops, record_of
 
 LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
@@ -249,7 +249,7 @@ class _Lower(gast.NodeTransformer):
         np.sum([1.0, a, 2.0]), np.quantile(x, [0.25, 0.75])) becomes np.array([...]), which NumPy
         makes of it anyway: Numba types no NumPy function on a list.  Not for the functions that
         take a sequence of arrays, a shape or axes (there a list is not an array's data)."""
-        if getattr(fn, "__name__", None) in LIST_ARGUMENTS or fn is None:
+        if fn is None or takes_lists(getattr(fn, "__name__", None) or ""):
             return
         for k, a in enumerate(node.args):
             if number_list(a):

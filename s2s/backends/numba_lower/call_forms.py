@@ -36,7 +36,8 @@ LIST_ARGUMENTS = frozenset({
     "array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack", "hstack", "vstack", "dstack",
     "column_stack", "row_stack", "block", "einsum", "meshgrid", "broadcast_arrays", "broadcast_to", "reshape",
     "transpose", "zeros", "ones", "empty", "full", "tile", "moveaxis", "expand_dims", "squeeze", "append",
-    "bmap", "per_example", "List", "range", "len", "tuple", "list", "print", "objmode"})
+    "bmap", "per_example", "List", "range", "len", "tuple", "list", "print", "objmode", "pad", "split",
+    "pieces", "array_split"})
 SHAPE_KEYWORDS = frozenset({"axis", "axes", "shape", "newshape", "reps", "dims", "source", "destination"})
 
 
@@ -44,9 +45,21 @@ def number_list(node) -> bool:
     """A list literal (maybe nested) of constants and names: numbers, as far as its form says."""
     if not isinstance(node, gast.List) or not node.elts:
         return False
-    return all(number_list(e) if isinstance(e, gast.List) else
-               isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and isinstance(e.value, (int, float))
-                                            and not isinstance(e.value, bool)) for e in node.elts)
+    return all(number_list(e) if isinstance(e, gast.List) else isinstance(e, gast.Name) or _is_number(e)
+               for e in node.elts)
+
+
+def _is_number(node) -> bool:
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def takes_lists(fname: str) -> bool:
+    """A function whose list arguments are not an array's data: NumPy's (LIST_ARGUMENTS) and s2s's
+    helpers for them (concatenate_vjp(g, [a, b], 0), array_vjp, pad_vjp, stack_vjp_rule, ...).
+    Any other call gets its list of numbers as an array: a helper handed a list where it expects an
+    array would compute list semantics (`[a, b] == y` is one bool), not fail."""
+    base = fname.lstrip("_").rstrip("_")
+    return base in LIST_ARGUMENTS or any(base.startswith(name + "_") for name in LIST_ARGUMENTS)
 
 
 def as_array(node) -> gast.Call:
