@@ -193,18 +193,35 @@ class Jitted(TransformObject):
             return fun
         return build(source_function(fun), "primal", (), False, False).fn
 
+    def jvp_of_grad(self, kind: str, src: Callable, i: int, j: int, nargs: int) -> Generated:
+        """Forward over reverse, compiled: the jvp along argument j of the (typed-tape) gradient
+        with respect to argument i; kept as self._gens[(kind, nargs)] (jit(hessian), and
+        jit(grad(grad)) in jit_nested.py)."""
+        gen = self._gens.get((kind, nargs))
+        if gen is None:
+            grad_src = build(src, "grad", (i,), False, False, GenerateOptions(tapes="per_variable")).fn
+            gen = self._gens[(kind, nargs)] = build(grad_src, "jvp", (j,), False, False, self._options(fuse=False))
+        return gen
+
+    def _second_order(self, kind: str, run: Callable, args):
+        """run(args) (a jvp_of_grad route); a compile failure reported at the user's line, or with
+        fallback=True the unjitted transform's answer."""
+        try:
+            return run(args)
+        except Exception as exc:
+            if not is_compile_error(exc):
+                raise
+            if not self.fallback:
+                raise compile_error(self, exc, len(args), self._gens.get((kind, len(args)))) from None
+            return self.fun(*args)
+
     def _hessian(self, args):
         """jit(hessian(f)): the jvp of the (typed-tape) gradient, compiled; one call per column."""
         fun = self.fun
         if fun.is_tuple:
             raise TransformError("jit(hessian(f, argnums=tuple)) is not supported yet; use an int argnums")
         a = fun.nums[0] % len(args)
-        gen = self._gens.get(("hessian", len(args)))
-        if gen is None:
-            grad_src = build(source_function(fun.fun), "grad", (a,), False, False,
-                             GenerateOptions(tapes="per_variable")).fn
-            gen = build(grad_src, "jvp", (a,), False, False, self._options(fuse=False))
-            self._gens[("hessian", len(args))] = gen
+        gen = self.jvp_of_grad("hessian", source_function(fun.fun), a, a, len(args))
         x = np.asarray(args[a], dtype=float)
         cols = []
         for e in unit_basis(x):
@@ -276,23 +293,9 @@ class Jitted(TransformObject):
             return self._call(_zero_d_as_numbers(args))
         fun = self.fun
         if second_derivative_of_a_number(fun, args):
-            try:
-                return grad_of_grad(self, args)
-            except Exception as exc:
-                if not is_compile_error(exc):
-                    raise
-                if not self.fallback:
-                    raise compile_error(self, exc, len(args), self._gens.get(("grad of grad", len(args)))) from None
-                return fun(*args)
+            return self._second_order("grad of grad", lambda a: grad_of_grad(self, a), args)
         if isinstance(fun, Hessian):
-            try:
-                return self._hessian(args)
-            except Exception as exc:
-                if not is_compile_error(exc):
-                    raise
-                if not self.fallback:
-                    raise compile_error(self, exc, len(args), self._gens.get(("hessian", len(args)))) from None
-                return fun(*args)
+            return self._second_order("hessian", self._hessian, args)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)

@@ -7,8 +7,6 @@ import numpy as np
 
 from .. import pytree
 from ..errors import ArgumentError
-from ..pipeline import build
-from ..pipeline_options import GenerateOptions
 from .calls import unit_basis
 from .grad import Transformed
 from .sources import flat_wrapper, source_function
@@ -41,12 +39,7 @@ def grad_of_grad(jitted, args):
     of argument j)."""
     outer, inner = jitted.fun, jitted.fun.fun
     i, j = inner.argnums[0] % len(args), outer.argnums[0] % len(args)
-    gen = jitted._gens.get(("grad of grad", len(args)))
-    if gen is None:
-        grad_src = build(source_function(inner.fun), "grad", (i,), False, False,
-                         GenerateOptions(tapes="per_variable")).fn
-        gen = build(grad_src, "jvp", (j,), False, False, jitted._options(fuse=False))
-        jitted._gens[("grad of grad", len(args))] = gen
+    gen = jitted.jvp_of_grad("grad of grad", source_function(inner.fun), i, j, len(args))
     x = np.asarray(args[j], dtype=float)
     parts = [np.asarray(gen.fn(*args, e)[1]) for e in unit_basis(x)]
     out = np.reshape(np.stack(parts), np.shape(x))
