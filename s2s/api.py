@@ -150,7 +150,7 @@ def vmap(fun: Callable | None = None, in_axes=0, out_axes=0, axis_size: int | No
 
 
 def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fallback: bool = False,
-        wait: bool | None = None):
+        wait: bool | None = None, static_argnums=None, static_argnames=None):
     """Compile `fun`'s generated source with Numba (nopython mode).
 
     Works on plain functions and on every transform: `jit(grad(f))`, `jit(vmap(grad(f)))`, ...
@@ -163,10 +163,13 @@ def jit(fun: Callable | None = None, target: str = "cpu", cache: bool = True, fa
         cache: keep compiled machine code on disk next to the generated file.
         fallback: if Numba cannot compile, warn once and run the generated Python instead.
         wait: compile before answering (default: the environment variable S2S_JIT_WAIT=1, else no).
+        static_argnums, static_argnames: arguments (positions, names) whose values are part of the
+            code, as in JAX: each distinct hashable value (a mode string, a step count, a shape, a
+            function) compiles its own version, with branches on it decided when s2s transforms.
     """
     if fun is None:
-        return lambda f: Jitted(f, target, cache, fallback, wait)
-    return Jitted(fun, target, cache, fallback, wait)
+        return lambda f: Jitted(f, target, cache, fallback, wait, static_argnums, static_argnames)
+    return Jitted(fun, target, cache, fallback, wait, static_argnums, static_argnames)
 
 
 def device_count(backend: str | None = None) -> int:

@@ -23,13 +23,14 @@ from ..frontend.reads import changed
 from ..optimize.specialize import arg_facts
 from ..pipeline import GENERATING, build
 from ..pipeline_options import GenerateOptions
-from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, unit_basis
+from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, defaults_after, unit_basis, \
+    user_function
 from .grad import Transformed
 from .jacobians import Hessian, Jacobian
 from . import tiers
-from .jit_nested import grad_of_grad, per_example_grad_of_tree, per_example_grads_of_tree, \
-    second_derivative_of_a_number
+from .jit_nested import derivative_chain, nested_derivative, per_example_grad_of_tree, per_example_grads_of_tree
 from .sources import TransformObject, source_function
+from .static_args import normalize_static, rebuild, split_call, static_wrapper
 from .vmap import Batched
 
 
@@ -39,7 +40,7 @@ class Jitted(TransformObject):
     wrapper_kind = "jit"
 
     def __init__(self, fun: Callable, target: str = "cpu", cache: bool = True, fallback: bool = False,
-                 wait: bool | None = None):
+                 wait: bool | None = None, static_argnums=None, static_argnames=None):
         if target not in ("cpu", "parallel", "cuda"):
             raise ArgumentError(f"jit: unknown target {target!r}; choose 'cpu', 'parallel' or 'cuda'")
         self.fun = fun
@@ -47,11 +48,13 @@ class Jitted(TransformObject):
         self.cache = cache
         self.fallback = fallback
         self._warned = False
+        self.static_argnums, self.static_argnames = normalize_static(static_argnums, static_argnames)
         self.__name__ = f"{getattr(fun, '__name__', 'f')}_jit"
         self.__qualname__ = self.__name__
         self._gens: dict[tuple, Generated] = {}
         self._unfused: set = set()    # argument signatures that compile only without fusion
         self._inner_jits: dict = {}
+        self._last_static: Jitted | None = None     # (a jit with static arguments: the version last called)
         self._fast: dict = {}         # argument types -> the compiled code a call with them ran
         self._as_scalars: set = set()  # signatures whose 0-d array arguments run as numbers
         self.locate_errors = True      # re-run the generated Python to say where compiled code raised
@@ -195,24 +198,24 @@ class Jitted(TransformObject):
 
     def jvp_of_grad(self, kind: str, src: Callable, i: int, j: int, nargs: int) -> Generated:
         """Forward over reverse, compiled: the jvp along argument j of the (typed-tape) gradient
-        with respect to argument i; kept as self._gens[(kind, nargs)] (jit(hessian), and
-        jit(grad(grad)) in jit_nested.py)."""
+        with respect to argument i; kept as self._gens[(kind, nargs)] (jit(hessian); longer
+        chains of derivatives in jit_nested.py)."""
         gen = self._gens.get((kind, nargs))
         if gen is None:
             grad_src = build(src, "grad", (i,), False, False, GenerateOptions(tapes="per_variable")).fn
             gen = self._gens[(kind, nargs)] = build(grad_src, "jvp", (j,), False, False, self._options(fuse=False))
         return gen
 
-    def _second_order(self, kind: str, run: Callable, args):
-        """run(args) (a jvp_of_grad route); a compile failure reported at the user's line, or with
-        fallback=True the unjitted transform's answer."""
+    def _second_order(self, key: tuple, run: Callable, args):
+        """run(args) (a forward-over-reverse route, compiling self._gens[key]); a compile failure
+        reported at the user's line, or with fallback=True the unjitted transform's answer."""
         try:
             return run(args)
         except Exception as exc:
             if not is_compile_error(exc):
                 raise
             if not self.fallback:
-                raise compile_error(self, exc, len(args), self._gens.get((kind, len(args)))) from None
+                raise compile_error(self, exc, len(args), self._gens.get(key)) from None
             return self.fun(*args)
 
     def _hessian(self, args):
@@ -224,12 +227,15 @@ class Jitted(TransformObject):
         gen = self.jvp_of_grad("hessian", source_function(fun.fun), a, a, len(args))
         x = np.asarray(args[a], dtype=float)
         cols = []
+        primals = tuple(args) + tuple(defaults_after(source_function(fun.fun), len(args)))   # (the jvp takes them)
         for e in unit_basis(x):
-            _, col = gen.fn(*args, e)
+            _, col = gen.fn(*primals, e)
             cols.append(np.asarray(col))
         return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
     def __call__(self, *args, **kwargs):
+        if self.static_argnums or self.static_argnames:
+            return self._call_static(args, kwargs)
         keyword_form = getattr(self.fun, "keyword_form", None)
         if keyword_form is not None and (self.fun._has_varargs() or kwargs and not binds_by_position(self, args, kwargs)):
             # keyword-only / **kwargs keywords, *args: the jit of the transform of their wrapper
@@ -254,6 +260,18 @@ class Jitted(TransformObject):
             if located is None:
                 raise
             raise located from None
+
+    def _call_static(self, args, kwargs):
+        """A call of a jit with static arguments: the jit of the same transform of a wrapper with
+        their values written in (static_args.py), one per distinct set of values."""
+        dynamic_args, positions, values, key, nargs = split_call(self, args, kwargs)
+        key = ("static", nargs, key)
+        inner = self._inner_jits.get(key)
+        if inner is None:
+            wrapper = static_wrapper(source_function(user_function(self)), nargs, values)
+            inner = self._inner_jits[key] = self._like_me(rebuild(self.fun, wrapper, positions, nargs))
+        self._last_static = inner
+        return inner(*dynamic_args)
 
     def _located_in_python(self, exc: Exception, args) -> Exception | None:
         try:
@@ -288,14 +306,16 @@ class Jitted(TransformObject):
                 del self._fast[key]    # the full dispatch below reports it (or falls back)
         job = self._jobs.get(key) if key is not None else None
         if job is not None and not job.done():      # (still compiling: the Python tier, at once)
-            return self.python_version(len(args))(*args)
+            return _python_containers(self.python_version(len(args))(*args))
         if self._as_scalars and _signature_key(args) in self._as_scalars:
             return self._call(_zero_d_as_numbers(args))
         fun = self.fun
-        if second_derivative_of_a_number(fun, args):
-            return self._second_order("grad of grad", lambda a: grad_of_grad(self, a), args)
+        levels = derivative_chain(fun, args)
+        if levels is not None:
+            return self._second_order(("derivative chain", len(args), levels),
+                                      lambda a: nested_derivative(self, a, levels), args)
         if isinstance(fun, Hessian):
-            return self._second_order("hessian", self._hessian, args)
+            return self._second_order(("hessian", len(args)), self._hessian, args)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)
@@ -322,7 +342,7 @@ class Jitted(TransformObject):
                     self._finish_job(job, args, key, sig)
                     fuse = sig not in self._unfused
             if job is not None and not job.done():
-                return self.python_version(len(args))(*args)      # the Python tier, meanwhile
+                return _python_containers(self.python_version(len(args))(*args))      # the Python tier, meanwhile
         failed = self._failed.pop(key, None)
         fused_path = unfused_path = None
         if failed is not None:        # (the versions its job tried, as if tried below)
@@ -384,7 +404,7 @@ class Jitted(TransformObject):
                               f"instead. Reason: {numba_reason(exc)}",
                               stacklevel=caller_stacklevel())
                 self._warned = True
-            return self.python_version(len(args))(*args)
+            return _python_containers(self.python_version(len(args))(*args))
 
     # ----- the parallel twins' version (backends/parallel_twins.py) ------------------------------
     def _twin(self, key, args) -> "Jitted | None":
@@ -577,6 +597,8 @@ class Jitted(TransformObject):
 
     @property
     def source(self) -> str:
+        if self._last_static is not None:
+            return self._last_static.source
         gens = list(self._gens.values())
         return gens[0].source if gens else ""
 

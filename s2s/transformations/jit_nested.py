@@ -1,5 +1,5 @@
-"""jit of nested transforms, routed to forms Numba compiles: grad(grad(f)) of a number as forward
-over reverse, vmap(grad(f)) of dict arguments as the vmap of the gradient of a wrapper over their
+"""jit of nested transforms, routed to forms Numba compiles: grad(grad(...grad(f))) of numbers as
+forward over reverse, vmap(grad(f)) of dict arguments as the vmap of the gradient of a wrapper over their
 leaves (transformations/jit.py calls these with its Jitted object)."""
 from __future__ import annotations
 
@@ -7,22 +7,74 @@ import numpy as np
 
 from .. import pytree
 from ..errors import ArgumentError
-from .calls import unit_basis
+from ..pipeline import build
+from ..pipeline_options import GenerateOptions
+from .calls import defaults_after, unit_basis
 from .grad import Transformed
 from .sources import flat_wrapper, source_function
 from .vmap import Batched, leaf_axes
 
 
-def second_derivative_of_a_number(fun, args) -> bool:
-    """grad(grad(f, i), j), both plain (no aux, one argnum), argument i a number."""
-    def plain_grad(t) -> bool:
-        return isinstance(t, Transformed) and t.transform == "grad" and not t.has_aux and not t.tuple_out \
-            and len(t.argnums) == 1
-    if not (plain_grad(fun) and plain_grad(fun.fun)) or isinstance(fun.fun.fun, (Transformed, Batched)):
-        return False
-    i = fun.fun.argnums[0]
-    return -len(args) <= i < len(args) and isinstance(args[i], (float, int, np.floating, np.ndarray)) \
-        and np.ndim(args[i]) == 0 and not isinstance(args[i], bool)
+def derivative_chain(fun, args) -> tuple[int, ...] | None:
+    """The arguments differentiated by a chain grad(...grad(grad(f, i1), i2)..., in) (value_and_grad
+    outermost allowed; no aux, one argnum each), innermost first, when every argument but the
+    outermost one's is a number (each inner derivative is then a number the next one
+    differentiates); else None."""
+    levels, t = [], fun
+    while isinstance(t, Transformed) and not t.has_aux and not t.tuple_out and len(t.argnums) == 1 and (
+            t.transform == "grad" or (t is fun and t.transform == "value_and_grad")):
+        levels.append(t.argnums[0])
+        t = t.fun
+    if len(levels) < 2 or isinstance(t, (Transformed, Batched)):
+        return None
+    n = len(args)
+    if not all(-n <= a < n for a in levels):
+        return None
+    levels = [a % n for a in reversed(levels)]
+    for a in levels[:-1]:
+        x = args[a]
+        if isinstance(x, bool) or not isinstance(x, (float, int, np.floating, np.ndarray)) or np.ndim(x) != 0:
+            return None
+    return tuple(levels)
+
+
+def _innermost(fun):
+    while isinstance(fun, Transformed):
+        fun = fun.fun
+    return fun
+
+
+def nested_derivative(jitted, args, levels: tuple[int, ...]):
+    """jit of a derivative chain (derivative_chain): the innermost gradient in reverse mode with
+    typed tapes, each outer derivative the jvp along its argument (forward over reverse, a unit
+    tangent for a number; one call per element for the outermost argument when it is an
+    array), compiled as one function. Its result nests (value, tangent) pairs: the derivative
+    is the tangent's tangent ..."""
+    nargs = len(args)
+    gen = jitted._gens.get(("derivative chain", nargs, levels))
+    if gen is None:
+        gen = build(source_function(_innermost(jitted.fun)), "grad", (levels[0],), False, False,
+                    GenerateOptions(tapes="per_variable"))
+        for k, a in enumerate(levels[1:], start=1):
+            options = jitted._options(fuse=False) if k == len(levels) - 1 else GenerateOptions(tapes="per_variable")
+            gen = build(gen.fn, "jvp", (a,), False, False, options)
+        jitted._gens[("derivative chain", nargs, levels)] = gen
+    ones = (1.0,) * (len(levels) - 2)          # the inner levels' unit tangents (their arguments: numbers)
+
+    def pick(out):
+        for _ in ones:
+            out = out[1]
+        return out
+    x = np.asarray(args[levels[-1]], dtype=float)
+    values, parts = None, []
+    primals = tuple(args) + tuple(defaults_after(source_function(_innermost(jitted.fun)), nargs))
+    for e in unit_basis(x):
+        out = gen.fn(*primals, *ones, e)      # (a generated jvp takes every primal: the defaults too)
+        values = pick(out[0])
+        parts.append(np.asarray(pick(out[1])))
+    grad = np.reshape(np.stack(parts), np.shape(x))
+    grad = grad[()] if grad.ndim == 0 else grad
+    return (values, grad) if jitted.fun.transform == "value_and_grad" else grad
 
 
 def per_example_grad_of_tree(fun: Batched, args) -> bool:

@@ -40,7 +40,9 @@ def _memory(a: np.ndarray) -> int:
 
 def owned(out: Any, inputs: Any) -> Any:
     """`out` (nested tuples, lists and dicts of results) with each array that is read-only or may
-    share memory with an array of `inputs` replaced by a copy; the rest as they are."""
+    share memory with an array of `inputs` replaced by a copy, and each Python float by np.float64
+    (jit's compiled code returns those: every tier and transform answers with the same types);
+    the rest as they are."""
     memories: dict[int, list] = {}
     for a in _arrays(inputs, []):
         memories.setdefault(_memory(a), []).append(a)
@@ -48,6 +50,8 @@ def owned(out: Any, inputs: Any) -> Any:
 
 
 def _owned(out: Any, inputs: dict) -> Any:
+    if type(out) is float:       # (NumPy's number, as compiled code and NumPy's reductions return)
+        return np.float64(out)
     if isinstance(out, np.ndarray):
         if not out.flags.writeable or any(np.may_share_memory(out, a) for a in inputs.get(_memory(out), ())):
             return out.copy()

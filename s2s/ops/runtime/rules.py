@@ -1,8 +1,9 @@
 """Rules for the helpers generated code calls (s2s.runtime), so that the code
 a transform emits can itself be transformed (derivatives of any order).
 
-Helpers written in plain NumPy (matmul_vjp_a, ...) need no rule: s2s reads
-their source and differentiates through them like a user's helper.
+Helpers written in plain NumPy need no rule: s2s reads their source and
+differentiates through them like a user's helper (matmul_vjp_a / _b have rules all
+the same: their rank branches would not compile).
 """
 from ... import runtime as rt
 from ...runtime import batching as rtb
@@ -31,6 +32,36 @@ for _fn in (rt.seed_cotangent, rt.reduced_size, rt.extremum_weights, rt.tie_weig
             rt.inverse_axes, rt.float_dtype_flag, rt.fft_axes):
     nondiff(_fn, _fn.__name__)
 nondiff(rt.zeros_like, "zeros_like", fresh=True)
+
+
+# matmul's cotangents are linear maps (each the transpose of a product with one operand):
+# <matmul_vjp_b(g, a, b), c> = <g, a @ c> and <matmul_vjp_a(g, a, b), c> = <g, c @ b>, for every
+# rank and broadcast. As rules (not read as code) a derivative of a derivative through `@` has no
+# branch on ranks, which compiled code could not type (MAML under jit).
+@adjoint(rt.matmul_vjp_a, "matmul_vjp_a", shape_only=("a",))
+def matmul_vjp_a(y, g, a, b):
+    d[g] = np.matmul(d[y], b)
+    d[b] = matmul_vjp_b(g, d[y], b)
+
+
+@tangent(rt.matmul_vjp_a, "matmul_vjp_a", shape_only=("a",))
+def matmul_vjp_a_t(y, g, a, b):
+    t[y] = matmul_vjp_a(t[g], a, b) + matmul_vjp_a(g, a, t[b])
+
+
+@adjoint(rt.matmul_vjp_b, "matmul_vjp_b", shape_only=("b",))
+def matmul_vjp_b(y, g, a, b):
+    d[g] = np.matmul(a, d[y])
+    d[a] = matmul_vjp_a(g, a, d[y])
+
+
+@tangent(rt.matmul_vjp_b, "matmul_vjp_b", shape_only=("b",))
+def matmul_vjp_b_t(y, g, a, b):
+    t[y] = matmul_vjp_b(t[g], a, b) + matmul_vjp_b(g, t[a], b)
+
+
+declare(rt.matmul_vjp_a, batch="matmul_vjp_a")
+declare(rt.matmul_vjp_b, batch="matmul_vjp_b")
 
 
 @adjoint(rt.unbroadcast, "unbroadcast", shape_only=("x",))
