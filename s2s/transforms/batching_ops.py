@@ -100,6 +100,11 @@ class OpBatching:
         if isinstance(value, gast.Call):
             fn = getattr(value, "s2s_fn", None)
             kind = batch_kind(fn)
+            rule = lookup(fn)
+            if kind in (None, "same") and rule is not None and rule.batch_rule is not None and value.args:
+                joined = rule.batch_rule(value, self.expanded)     # np.stack([a, b]), np.array([a, b]), ...
+                if joined is not None:
+                    return joined
             if kind == "elementwise" and not value.keywords:
                 return self.elementwise(value, list(value.args), code, s)
             if kind == "reduce":
@@ -155,6 +160,10 @@ class OpBatching:
         if isinstance(value, (gast.Tuple, gast.List)):
             return value
         return value
+
+    def expanded(self, node):
+        """A value as a batched one: unbatched values repeated along a new batch axis."""
+        return node if self.is_b(node) else rule_call(rtb.bexpand, [node, name(self.size)])
 
     def unbatched(self, node):
         setanno(node, BATCHED, False)
