@@ -56,8 +56,8 @@ from ..runtime import collectives_numba as collectives_lowering  # noqa: F401  (
 from .numba_numpy.namespace import compiled_globals
 from ..ops.elementwise import numba_vecmath as vecmath
 from ..frontend.nodes import clone, iter_nodes
-from .numba_lower.call_forms import (GENERATOR_DRAWS, OBJECT_MODE_GLOBALS, SHAPE_KEYWORDS, as_array, legacy_draw,
-                                     number_list, takes_lists)
+from .numba_lower.call_forms import (GENERATOR_DRAWS, LEGACY_INTEGER_DRAWS, OBJECT_MODE_GLOBALS, SHAPE_KEYWORDS,
+                                     as_array, legacy_draw, number_list, takes_lists)
 from ..rules.table import operator_ops, record_of
 
 LOWERINGS = (lowering, loops, op_helpers, reductions, runtime_lowering, batching_lowering, fused_lowering)
@@ -152,6 +152,7 @@ def namespace_additions() -> dict[str, Any]:
             "stack_finish": loops.stack_finish, "zero_example": loops.zero_example,
             "add_at_value": runtime_lowering.add_at_value, "new_generator": runtime_lowering.new_generator,
             "shaped_draw": runtime_lowering.shaped_draw, "flat_float64": runtime_lowering.flat_float64,
+            "flat_int64": runtime_lowering.flat_int64,
             "objmode": numba.objmode}
 
 
@@ -306,9 +307,11 @@ class _Lower(gast.NodeTransformer):
             size = clone(size) if size is not None else const(None)
         holder = self.namer.fresh("drawn")
         direct = gast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)    # (Python's call)
+        integers = fn.__name__ in LEGACY_INTEGER_DRAWS and "dtype" not in kws
         draw = copy_loc(gast.Assign(targets=[name(holder, gast.Store())], value=gast.Call(
-            func=name("flat_float64"), args=[direct], keywords=[]), type_comment=None), call)
-        fetch = self.in_object_mode(draw, "random_draw", holder, "float64[::1]")
+            func=name("flat_int64" if integers else "flat_float64"), args=[direct], keywords=[]),
+            type_comment=None), call)
+        fetch = self.in_object_mode(draw, "random_draw", holder, "int64[::1]" if integers else "float64[::1]")
         new = gast.Call(func=name("shaped_draw"), args=[fetch.value, size], keywords=[])
         new.s2s_fn = runtime_lowering.shaped_draw
         return copy_loc(new, call)

@@ -646,6 +646,11 @@ def flat_float64(x):
     return np.ascontiguousarray(np.ravel(x), dtype=np.float64)
 
 
+def flat_int64(x):
+    """An integer draw's values as a flat int64 array (object mode)."""
+    return np.ascontiguousarray(np.ravel(x), dtype=np.int64)
+
+
 def shaped_draw(flat, size):
     """A draw of NumPy's global RandomState, made flat in object mode, in the shape `size` gives."""
     return flat[0] if size is None else flat.reshape(size)

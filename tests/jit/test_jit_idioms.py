@@ -123,6 +123,13 @@ def dropout_loss(w, x):
     return np.sum(np.tanh(x * w) * keep + noise * w) + np.random.normal() * w
 
 
+def minibatch_loss(w, X, y):
+    # a minibatch of rows picked by the global state, and Poisson counts as weights
+    rows = np.random.randint(0, X.shape[0], size=4)
+    counts = np.random.poisson(2.0, size=4)
+    return np.sum(counts * (X[rows] @ w - y[rows]) ** 2)
+
+
 def seeded_loss(w, x, seed):
     rng = np.random.default_rng(seed)
     eps = rng.normal(0.0, 1.0, size=x.shape)
@@ -146,6 +153,23 @@ def test_global_random_state_draws_match_numpy():
     np.testing.assert_allclose(got, want, rtol=1e-13)
 
 
+def test_integer_draws_of_the_global_state_match_numpy():
+    rng = np.random.default_rng(2)
+    w, X, y = rng.normal(size=3), rng.normal(size=(10, 3)), rng.normal(size=10)
+    for fun in (minibatch_loss, s2s.grad(minibatch_loss), s2s.value_and_grad(minibatch_loss)):
+        np.random.seed(5)
+        want = fun(w, X, y)
+        np.random.seed(5)
+        got = s2s.jit(fun, wait=True)(w, X, y)
+        for g, v in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_allclose(g, v, rtol=1e-13)
+    np.random.seed(5)
+    rows, counts = np.random.randint(0, 10, size=4), np.random.poisson(2.0, size=4)
+    want = 2 * ((counts * (X[rows] @ w - y[rows]))[:, None] * X[rows]).sum(axis=0)
+    np.random.seed(5)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(minibatch_loss), wait=True)(w, X, y), want, rtol=1e-12)
+
+
 def test_generator_draws_match_numpy():
     x = np.linspace(-1.0, 1.0, 8)
     want = s2s.grad(seeded_loss)(0.8, x, 11)
@@ -155,6 +179,31 @@ def test_generator_draws_match_numpy():
     rng = np.random.default_rng(11)
     eps, u = rng.normal(0.0, 1.0, size=x.shape), rng.uniform()
     np.testing.assert_allclose(want, np.sum(2 * (x * 0.8 + 0.1 * eps) * x) + u, rtol=1e-12)
+
+
+# ----- np.meshgrid ------------------------------------------------------------------------------
+def grid_energy(a, b):
+    X, Y = np.meshgrid(a, b)
+    U, V = np.meshgrid(a, b, indexing="ij")
+    return np.sum(np.sin(X) * Y ** 2) + np.sum(U * np.cos(V))
+
+
+def grid_3d(a, b, c):
+    X, Y, Z = np.meshgrid(a, b, c)
+    return np.sum(X * Y ** 2 * np.exp(-Z))
+
+
+def test_meshgrid_gradients_under_jit():
+    a, b, c = np.array([0.1, 0.5, 0.9]), np.array([1.0, 2.0]), np.array([0.2, -0.3, 0.4, 0.0])
+    want = 5 * np.cos(a) + np.sum(np.cos(b))       # closed form of d/da
+    np.testing.assert_allclose(s2s.grad(grid_energy)(a, b), want, rtol=1e-13)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(grid_energy), wait=True)(a, b), want, rtol=1e-13)
+    want_b = s2s.grad(grid_energy, 1)(a, b)
+    np.testing.assert_allclose(want_b, numeric_grad(grid_energy, (a, b), 1), rtol=1e-7)
+    np.testing.assert_allclose(s2s.jit(s2s.grad(grid_energy, 1), wait=True)(a, b), want_b, rtol=1e-13)
+    # three arrays: refused, saying how (never a wrong grid)
+    with pytest.raises(s2s.S2SError, match="cannot unpack|np.meshgrid of three or more arrays"):
+        s2s.grad(grid_3d)(a, b, c)
 
 
 # ----- pytree parameters in jit(vmap(grad)) -----------------------------------------------------

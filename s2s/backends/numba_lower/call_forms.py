@@ -9,12 +9,13 @@ import numpy as np
 from ...frontend.ast_build import name
 
 
-OBJECT_MODE_GLOBALS = frozenset({"flat_float64"})     # namespace_additions' names object-mode code calls
+OBJECT_MODE_GLOBALS = frozenset({"flat_float64", "flat_int64"})     # namespace_additions' names object-mode code calls
 
 
 def legacy_draw(fn) -> bool:
-    """A float draw of NumPy's global RandomState (np.random.normal, np.random.rand, ...)."""
-    return getattr(fn, "__self__", None) is np.random.mtrand._rand and getattr(fn, "__name__", "") in _LEGACY_DRAWS
+    """A draw of NumPy's global RandomState (np.random.normal, np.random.rand, np.random.randint, ...)."""
+    return getattr(fn, "__self__", None) is np.random.mtrand._rand and getattr(fn, "__name__", "") in (
+        _LEGACY_DRAWS | LEGACY_INTEGER_DRAWS)
 
 
 _LEGACY_DRAWS = frozenset({
@@ -22,6 +23,11 @@ _LEGACY_DRAWS = frozenset({
     "exponential", "standard_exponential", "gamma", "standard_gamma", "beta", "chisquare", "lognormal", "laplace",
     "logistic", "gumbel", "standard_cauchy", "standard_t", "weibull", "pareto", "power", "rayleigh",
     "triangular", "vonmises", "wald", "f"})
+
+# (the draws of integers, with their default dtype: randint's dtype= other than int is not one of them)
+LEGACY_INTEGER_DRAWS = frozenset({
+    "randint", "random_integers", "poisson", "binomial", "geometric", "negative_binomial", "hypergeometric",
+    "logseries", "zipf"})
 
 # the methods of NumPy's Generator that Numba compiles (and draws with NumPy's algorithms)
 GENERATOR_DRAWS = frozenset({

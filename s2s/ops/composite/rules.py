@@ -56,6 +56,22 @@ def dsplit(ary, indices_or_sections):
     return np.split(ary, indices_or_sections, axis=2)
 
 
+def meshgrid(x, y, z=None, copy=True, sparse=False, indexing="xy"):
+    # (two coordinate vectors, dense grids: the grids are copies of broadcasts, so the cotangent of
+    # each vector is its grid's cotangent summed over the other axis. Three vectors would return a
+    # tuple of another length from the same definition, which s2s cannot type: refused.)
+    check_unset(z, "np.meshgrid of three or more arrays (two are; build a 3-D grid with broadcasting)")
+    if sparse:
+        check_unset(sparse, "np.meshgrid with sparse=True")
+    xr = np.ravel(x)
+    yr = np.ravel(y)
+    if indexing == "xy":
+        shape = (yr.shape[0], xr.shape[0])
+        return np.copy(np.broadcast_to(xr[np.newaxis, :], shape)), np.copy(np.broadcast_to(yr[:, np.newaxis], shape))
+    shape = (xr.shape[0], yr.shape[0])
+    return np.copy(np.broadcast_to(xr[:, np.newaxis], shape)), np.copy(np.broadcast_to(yr[np.newaxis, :], shape))
+
+
 _LARGEST = float(np.finfo(np.float64).max)
 
 
@@ -204,6 +220,7 @@ def matmul(a, b):
 
 
 register_composite(np.append, append)
+register_composite(np.meshgrid, meshgrid)
 register_composite(np.rollaxis, rollaxis)
 if hasattr(np, "row_stack"):
     register_composite(np.row_stack, row_stack)

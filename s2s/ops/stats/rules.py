@@ -130,10 +130,10 @@ def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     if mean is not None:
         center = center + mean
     # the last axis of x holds a point's components; a number, or a vector when the dimension is 1,
-    # holds points of one component (scipy's _process_quantiles); the result squeezed as scipy's
-    points = np.shape(x)[:-1]
-    if np.ndim(x) == 0 or (np.ndim(x) == 1 and dim == 1):
-        points = np.shape(x)
+    # holds points of one component (scipy's _process_quantiles); the result squeezed as scipy's.
+    # One shape for both (no branch: compiled code types a shape tuple of one length): the -1 is
+    # 1 for points of `dim` components, and the vector's length for points of one
+    points = np.shape(x)[:-1] + (-1,)
     z = np.linalg.solve(L, np.transpose(np.reshape(x - center, (-1, dim))))
     maha = np.sum(z * z, axis=0)
     logp = -0.5 * (dim * _LOG_2PI + maha) - np.sum(np.log(np.diagonal(L)))
