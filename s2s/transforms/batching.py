@@ -348,6 +348,10 @@ class BatchBuilder(OpBatching):
         if v in self.batched and not self.value_is_batched(value) and not is_stack:
             if v in self.shared_written:
                 raise NoArrayForm("an indexed write into an array another variable may hold", s)
+            if getattr(value, "s2s_fn", None) in (rt.call_opaque, rt.call_method):
+                # (maybe an object with a state, a random Generator: repeated, every example would
+                # draw from the one object, where each example's run makes its own)
+                raise NoArrayForm("a value made by code s2s does not read, under a batched condition", s)
             value = rule_call(rtb.bexpand, [value, name(self.size)])
         code.append(copy_loc(assign(v, value), s))
         return code

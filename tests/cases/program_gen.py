@@ -19,7 +19,10 @@ returns a scalar. Constructs:
 - indexed writes `out[i] = ...`, `out[i] += ...`, recurrences `out[i] = 0.5 * out[i - 1] + ...`
   into arrays made in the function (`np.zeros(n)`, `np.ones(n)`);
 - calls to helpers defined in the same module (a helper may call the previous one), in
-  statements and inside expressions.
+  statements and inside expressions;
+- gathers with integer-array indices that repeat (`v[np.array([1, 0, 1, -2])]`), draws of a
+  seeded Generator (`np.random.default_rng(3).normal(0.0, 0.5, n)`), a parameter left at its
+  default (`def f(x, y, scale=0.7)`), and `f_tree(p)`, f of a dict of its arguments.
 
 Kinds: 0 is a scalar, L > 0 a float vector of length L. A program's vectors have length
 `n` (or n - 1 after a slice).
@@ -166,6 +169,9 @@ class _Gen:
                 opts.append((1, f"(0.1 * {i})"))
         else:
             opts.append((1, f"np.linspace({self.pick(CONSTS)}, {self.pick(CONSTS)}, {kind})"))
+            if "random-draw" not in self.avoid and self.chance(20):
+                # a seeded Generator's draw: a constant of the derivative, the same under jit
+                opts.append((1, f"np.random.default_rng({self.pick(range(5))}).normal(0.0, 0.5, {kind})"))
             for v, k in sc.vars.items():
                 if v in self.written and "view-of-written-array" in self.avoid:
                     continue
@@ -175,7 +181,9 @@ class _Gen:
                     opts.append((2, f"{v}[1:]"))
                     opts.append((1, f"{v}[:-1]"))
         choice = self.weighted(opts)
-        if "[" in choice:
+        if "default_rng" in choice:
+            self.features.add("random draw")
+        elif "[" in choice:
             self.features.add("index/slice")
         return choice
 
@@ -186,6 +194,8 @@ class _Gen:
         opts = [(5, "bin"), (4, "unary"), (1, "div"), (1, "where"), (1, "maxmin"), (1, "neg")]
         if kind == 0:
             opts += [(3, "reduce"), (1, "dot")]
+            if "fancy-index" not in self.avoid:
+                opts.append((1, "gather"))
         if self.helpers:
             opts.append((1, "call"))
         what = self.weighted(opts)
@@ -221,6 +231,15 @@ class _Gen:
             fn = self.pick(["np.sum", "np.mean"])
             self.features.add(fn)
             return f"{fn}({self.expr(sc, L, d)})"
+        if what == "gather":
+            # an integer-array index with a repeat (and a negative index): its cotangent
+            # accumulates as np.add.at does
+            L = self.pick(self.lengths(sc))
+            idx = [self.pick(range(L)) for _ in range(self.pick([2, 3, 4]))]
+            idx.append(idx[0] - L)
+            weights = ", ".join(self.pick(CONSTS) for _ in idx)
+            self.features.add("fancy index")
+            return f"np.sum({self.expr(sc, L, d)}[np.array({idx})] * np.array([{weights}]))"
         if what == "dot":
             L = self.pick(self.lengths(sc))
             self.features.add("np.dot")
@@ -283,6 +302,8 @@ class _Gen:
             rhs = self.expr(sc, kind, self.pick([2, 3, 1]))
         if rhs == name and self.chance(70):     # common from the leaves; keep some
             rhs = self.expr(sc, kind, 2)
+        if rhs.startswith("np.random.default_rng") and "draw-rebinds-active-variable" in self.avoid:
+            rhs = f"(1.0 * {rhs})"
         if rhs == name and "self-assignment" in self.avoid:
             rhs = f"(1.0 * {rhs})"
         if rhs == name:
@@ -394,7 +415,10 @@ class _Gen:
                 self.features.add(what)
             elif what == "return":
                 out.append(f"{ind}if {self.cond(sc)}:")
-                out.append(f"{ind}    return {self.expr(sc, ret_kind, 2)}")
+                value = self.expr(sc, ret_kind, 2)
+                if self.in_f and "jvp-constant-early-return" in self.avoid:
+                    value = f"({value} + 0.0 * np.sum(x))"
+                out.append(f"{ind}    return {value}")
                 self.features.add("early return")
                 if self.in_f:
                     self.features.add("early return in f")
@@ -454,6 +478,11 @@ class _Gen:
 
     def function(self, x_kind, y_kind, budget):
         sc = _Scope({"x": x_kind, "y": y_kind})
+        default = "default-argument" not in self.avoid and self.chance(30)
+        if default:       # a parameter the calls leave at its default: a constant under every transform
+            sc.vars["scale"] = 0
+            sc.frozen.add("scale")
+            self.features.add("default argument")
         self.in_f = True
         body: list = []
         self.block(sc, body, "    ", budget, 0, False, 0)
@@ -466,7 +495,7 @@ class _Gen:
             return f"np.sum({v})"
         ret = " + ".join(f"{self.pick(['', '0.5 * ', '-0.3 * '])}{term(v)}" for v in terms)
         body.append(f"    return {ret}")
-        return ["def f(x, y):"] + body
+        return [f"def f(x, y{', scale=0.7' if default else ''}):"] + body
 
 
 @st.composite
@@ -480,6 +509,8 @@ def programs(draw, max_budget=8, avoid=frozenset()):
     for _ in range(draw(st.integers(0, 2))):
         lines += g.helper() + ["", ""]
     lines += g.function(x_kind, y_kind, draw(st.integers(2, max_budget)))
+    # the same function of a dict of its arguments (pytree arguments; the harness checks it)
+    lines += ["", "", "def f_tree(p):", "    return f(p['x'], p['y'])"]
     seed = draw(st.integers(0, 2 ** 31 - 1))
     # float32 arrays: s2s computes in float64 and gives float32 results (s2s/precision.py)
     x_type = draw(st.sampled_from(("array", "float32"))) if x_kind else draw(st.sampled_from(SCALAR_TYPES))

@@ -423,3 +423,30 @@ def alias_in_one_branch_then_updated(x, y):
         v = x
     v += y + x
     return np.sum(v) + np.sum(x)
+
+
+def generator_made_under_a_batched_condition(x, y):
+    # vmap gave each example other draws: the Generator made in a branch taken per example was
+    # repeated along the batch, one object each example drew from in turn, where each call of f
+    # makes its own; fixed: such a value makes vmap run its per-example loop
+    if np.sum(x + np.linspace(0.1, 0.3, 4)) > -0.35:
+        x = np.sum(np.random.default_rng(0).normal(0.0, 0.5, 4)) + x
+    else:
+        x = np.sum(np.random.default_rng(1).normal(0.0, 0.5, 4) * x)
+    return np.sum(x) + y
+
+
+def constant_returned_early_in_a_loop(x, y):
+    # jvp: `result_dot` unbound after the loop when the early return (tangent zero) was taken
+    for _ in range(1):
+        if np.sum(y) < 0.6:
+            return 0.7
+    return np.sum(y * x)
+
+
+def draw_rebinds_argument(x, y):
+    # grad refused `x = rng.normal(...)` ("a value that depends on the differentiated arguments
+    # flows into it"), though nothing does; `v = rng.normal(...); x = v` is differentiated
+    x = np.sin(x)
+    x = np.random.default_rng(0).normal(0.0, 0.5, 3)
+    return np.sum(x) + y

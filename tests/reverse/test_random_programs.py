@@ -10,6 +10,8 @@ on it (all of them on the same program):
 2. jit(grad(f)) == grad(f) to 1e-12, on the same and on new argument values (a second call
    takes jit's remembered path); an s2s.S2SError from jit is a refusal, counted, not a failure;
 3. jit(f) == f to 1e-12;
+3b. under jit, grad of f_tree (f of a dict of the arguments) == grad(f) as a dict, and for a
+   scalar x, jit(grad(grad(f))) == grad(grad(f));
 4. jvp and vjp: <vjp_fn(1.0), t> == the jvp's tangent output, vjp_fn(1.0) == grad(f), and
    both primal outputs == f;
 5. vmap(f, in_axes=(0, None)) and vmap(grad(f), in_axes=(0, None)) == a loop over the batch,
@@ -74,9 +76,12 @@ F32_EXACT = 3e-7   # float32 results: float64 computations rounded once (two flo
 
 # Constructs the generator leaves out while s2s gets them wrong; each has an xfail regression
 # test below. Remove a name when its bug is fixed.
-#   (none today: names that were here are fixed, their regression tests below)
+#   jvp-constant-early-return: jvp of an early `return <constant>` inside a loop reads the
+#     return value's tangent where it was never assigned (UnboundLocalError)
+#   draw-rebinds-active-variable: `x = rng.normal(...)` rebinding a differentiated variable to a
+#     method's result is refused as if x flowed into the call (NoRuleError)
 # S2S_PROGRAMS_AVOID overrides the list (comma-separated; empty: check everything).
-_DEFAULT_KNOWN = ""
+_DEFAULT_KNOWN = "jvp-constant-early-return,draw-rebinds-active-variable"
 KNOWN_BUGS = frozenset(x for x in os.environ.get("S2S_PROGRAMS_AVOID", _DEFAULT_KNOWN).split(",") if x)
 
 STATS: collections.Counter = collections.Counter()
@@ -278,6 +283,10 @@ def check_program(prog, folder):
         if jf is not None:
             fails.check("jit(f)", jf, value, exact)
 
+    # 3b. pytree arguments (f_tree(p) = f(p['x'], p['y'])) and a second derivative, under jit
+    if do_jit and g is not None:
+        check_jit_tree_and_second_derivative(prog, mod, args, g, argnums, fails, exact)
+
     # 4. jvp / vjp
     rng = np.random.default_rng(prog.seed + 1)
     tangents = tuple(type_like(a, rng) for a in args)
@@ -309,6 +318,24 @@ def check_program(prog, folder):
     if prog.x_kind == 0 and (prog.digest >> 8) % HESSIAN_EVERY == 0:
         check_hessian(f, args, fails)
     fails.report()
+
+
+def check_jit_tree_and_second_derivative(prog, mod, args, g, argnums, fails, exact):
+    """jit(grad(f_tree))({'x': x, 'y': y}) is grad(f)'s dict; for a scalar x (1 program in 2),
+    jit(grad(grad(f))) == grad(grad(f)) (forward over reverse against reverse over reverse)."""
+    if prog.x_type != "float32":
+        tree = {"x": args[0], "y": args[1]}
+        jt = fails.run("jit(grad) of a dict", lambda: s2s.jit(s2s.grad(mod.f_tree))(tree), jit=True)
+        if jt is not None:
+            nums = argnums if isinstance(argnums, tuple) else (argnums,)
+            for k, n in enumerate(nums):
+                fails.check("jit(grad) of a dict", jt["xy"[n]], _leaves(g)[k] if isinstance(argnums, tuple) else g,
+                            exact)
+    if prog.x_kind == 0 and prog.x_type != "float32" and (prog.digest >> 12) % 2 == 0:
+        second = fails.run("grad(grad)", lambda: s2s.grad(s2s.grad(mod.f))(*args))
+        jsecond = fails.run("jit(grad(grad))", lambda: s2s.jit(s2s.grad(s2s.grad(mod.f)))(*args), jit=True)
+        if second is not None and jsecond is not None:
+            fails.check("jit(grad(grad))", jsecond, second, 1e-10, 1e-12)
 
 
 def check_vmap(prog, f, args, fails, do_jit, exact=EXACT):
@@ -661,3 +688,22 @@ def test_regression_vmap_of_an_update_through_a_branch_alias(workdir):
         assert "in-place update of an array another variable shares" in str(exc)
     else:
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+# found by the generator's seeded draws (issue 39): see R.generator_made_under_a_batched_condition
+def test_regression_vmap_of_a_generator_made_under_a_batched_condition(workdir):
+    _vmap_check(R.generator_made_under_a_batched_condition, np.array([-1.2, -0.5, 0.3]), 0.1)
+    _vmap_check(R.generator_made_under_a_batched_condition, np.array([-1.2, -0.5, 0.3]), 0.1, grad=True)
+
+
+# The two constructs KNOWN_BUGS leaves out, found by the generator's defaults and seeded draws
+# (issue 39): loud errors, not wrong answers
+@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason="jvp-constant-early-return")
+def test_regression_jvp_of_a_constant_returned_early_in_a_loop(workdir):
+    x, y = np.array([0.1, 0.2]), np.array([0.1, 0.2])
+    s2s.jvp(R.constant_returned_early_in_a_loop, (x, y), (x, y))
+
+
+@pytest.mark.xfail(strict=True, raises=s2s.NoRuleError, reason="draw-rebinds-active-variable")
+def test_regression_a_draw_rebinding_a_differentiated_variable(workdir):
+    np.testing.assert_allclose(s2s.grad(R.draw_rebinds_argument)(np.array([0.1, 0.2, 0.3]), 0.5), np.zeros(3))
