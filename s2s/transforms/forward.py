@@ -260,6 +260,10 @@ class ForwardBuilder(DerivativeBuilder):
                         else rule_call(rt.zeros_like, [clone(o)]) for o in options]
             self.set_tangent(v, rule_call(rt.choose, [clone(index)] + tangents), state, code)
             return code
+        if fn in (rt.call_opaque, rt.call_method) and not any(
+                isinstance(n, gast.Name) and state.get(n.id, ZERO) != ZERO for n in iter_nodes(value)):
+            state[v] = ZERO       # (code s2s does not read, reached by no derivative: `x = rng.normal(...)`)
+            return code
         found = op_rule(self, value, s, "tangent")
         if found is None:
             state[v] = ZERO

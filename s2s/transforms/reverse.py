@@ -448,6 +448,8 @@ class ReverseBuilder(DerivativeBuilder):
                     self.accumulate(opt.id, rule_call(rt.pick_cotangent, [dv, clone(index), const(k), name(opt.id)]),
                                     state, code)
             return code
+        if getattr(value, "s2s_fn", None) in (rt.call_opaque, rt.call_method) and not mentions(value, self.active):
+            return code           # (code s2s does not read, reached by no derivative: `x = rng.normal(...)`)
         found = op_rule(self, value, s, "adjoint")
         if found is None:
             return code

@@ -302,8 +302,6 @@ class _Gen:
             rhs = self.expr(sc, kind, self.pick([2, 3, 1]))
         if rhs == name and self.chance(70):     # common from the leaves; keep some
             rhs = self.expr(sc, kind, 2)
-        if rhs.startswith("np.random.default_rng") and "draw-rebinds-active-variable" in self.avoid:
-            rhs = f"(1.0 * {rhs})"
         if rhs == name and "self-assignment" in self.avoid:
             rhs = f"(1.0 * {rhs})"
         if rhs == name:

@@ -446,7 +446,7 @@ def constant_returned_early_in_a_loop(x, y):
 
 def draw_rebinds_argument(x, y):
     # grad refused `x = rng.normal(...)` ("a value that depends on the differentiated arguments
-    # flows into it"), though nothing does; `v = rng.normal(...); x = v` is differentiated
+    # flows into it"), though nothing does (`v = rng.normal(...); x = v` was differentiated)
     x = np.sin(x)
     x = np.random.default_rng(0).normal(0.0, 0.5, 3)
     return np.sum(x) + y

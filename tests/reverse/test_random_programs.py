@@ -78,10 +78,8 @@ F32_EXACT = 3e-7   # float32 results: float64 computations rounded once (two flo
 # test below. Remove a name when its bug is fixed.
 #   jvp-constant-early-return: jvp of an early `return <constant>` inside a loop reads the
 #     return value's tangent where it was never assigned (UnboundLocalError)
-#   draw-rebinds-active-variable: `x = rng.normal(...)` rebinding a differentiated variable to a
-#     method's result is refused as if x flowed into the call (NoRuleError)
 # S2S_PROGRAMS_AVOID overrides the list (comma-separated; empty: check everything).
-_DEFAULT_KNOWN = "jvp-constant-early-return,draw-rebinds-active-variable"
+_DEFAULT_KNOWN = "jvp-constant-early-return"
 KNOWN_BUGS = frozenset(x for x in os.environ.get("S2S_PROGRAMS_AVOID", _DEFAULT_KNOWN).split(",") if x)
 
 STATS: collections.Counter = collections.Counter()
@@ -696,14 +694,23 @@ def test_regression_vmap_of_a_generator_made_under_a_batched_condition(workdir):
     _vmap_check(R.generator_made_under_a_batched_condition, np.array([-1.2, -0.5, 0.3]), 0.1, grad=True)
 
 
-# The two constructs KNOWN_BUGS leaves out, found by the generator's defaults and seeded draws
-# (issue 39): loud errors, not wrong answers
+# Found by the generator's defaults and seeded draws (issue 39): loud errors, not wrong answers.
+# KNOWN_BUGS leaves this one out
 @pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason="jvp-constant-early-return")
 def test_regression_jvp_of_a_constant_returned_early_in_a_loop(workdir):
     x, y = np.array([0.1, 0.2]), np.array([0.1, 0.2])
     s2s.jvp(R.constant_returned_early_in_a_loop, (x, y), (x, y))
 
 
-@pytest.mark.xfail(strict=True, raises=s2s.NoRuleError, reason="draw-rebinds-active-variable")
+# `x = rng.normal(...)` rebinding a differentiated variable was refused (NoRuleError) as if x
+# flowed into the call; fixed: a call of code s2s does not read that no derivative reaches is a
+# constant (transforms/forward.py, reverse.py)
 def test_regression_a_draw_rebinding_a_differentiated_variable(workdir):
-    np.testing.assert_allclose(s2s.grad(R.draw_rebinds_argument)(np.array([0.1, 0.2, 0.3]), 0.5), np.zeros(3))
+    x = np.array([0.1, 0.2, 0.3])
+    fn = R.draw_rebinds_argument
+    np.testing.assert_allclose(s2s.grad(fn)(x, 0.5), np.zeros(3))
+    assert s2s.grad(fn, argnums=1)(x, 0.5) == 1.0
+    value, tangent = s2s.jvp(fn, (x, 0.5), (x, 2.0))
+    assert value == pytest.approx(fn(x, 0.5), rel=1e-15) and tangent == 2.0
+    np.testing.assert_allclose(s2s.jit(s2s.grad(fn))(x, 0.5), np.zeros(3))
+    np.testing.assert_allclose(s2s.vmap(s2s.grad(fn), in_axes=(0, None))(np.stack([x, -x]), 0.5), np.zeros((2, 3)))
