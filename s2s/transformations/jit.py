@@ -23,12 +23,12 @@ from ..frontend.reads import changed
 from ..optimize.specialize import arg_facts
 from ..pipeline import GENERATING, build
 from ..pipeline_options import GenerateOptions
-from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, defaults_after, unit_basis, \
+from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_argnums, \
     user_function
 from .grad import Transformed
 from .jacobians import Hessian, Jacobian
 from . import tiers
-from .jit_nested import derivative_chain, nested_derivative, per_example_grad_of_tree, per_example_grads_of_tree
+from .jit_nested import derivative_chain, hessian_columns, nested_derivative, per_example_grad_of_tree, per_example_grads_of_tree
 from .sources import TransformObject, source_function
 from .static_args import normalize_static, rebuild, split_call, static_wrapper
 from .vmap import Batched
@@ -196,16 +196,6 @@ class Jitted(TransformObject):
             return fun
         return build(source_function(fun), "primal", (), False, False).fn
 
-    def jvp_of_grad(self, kind: str, src: Callable, i: int, j: int, nargs: int) -> Generated:
-        """Forward over reverse, compiled: the jvp along argument j of the (typed-tape) gradient
-        with respect to argument i; kept as self._gens[(kind, nargs)] (jit(hessian); longer
-        chains of derivatives in jit_nested.py)."""
-        gen = self._gens.get((kind, nargs))
-        if gen is None:
-            grad_src = build(src, "grad", (i,), False, False, GenerateOptions(tapes="per_variable")).fn
-            gen = self._gens[(kind, nargs)] = build(grad_src, "jvp", (j,), False, False, self._options(fuse=False))
-        return gen
-
     def _second_order(self, key: tuple, run: Callable, args):
         """run(args) (a forward-over-reverse route, compiling self._gens[key]); a compile failure
         reported at the user's line, or with fallback=True the unjitted transform's answer."""
@@ -223,15 +213,7 @@ class Jitted(TransformObject):
         fun = self.fun
         if fun.is_tuple:
             raise TransformError("jit(hessian(f, argnums=tuple)) is not supported yet; use an int argnums")
-        a = fun.nums[0] % len(args)
-        gen = self.jvp_of_grad("hessian", source_function(fun.fun), a, a, len(args))
-        x = np.asarray(args[a], dtype=float)
-        cols = []
-        primals = tuple(args) + tuple(defaults_after(source_function(fun.fun), len(args)))   # (the jvp takes them)
-        for e in unit_basis(x):
-            _, col = gen.fn(*primals, e)
-            cols.append(np.asarray(col))
-        return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
+        return hessian_columns(self, source_function(fun.fun), fun.nums[0] % len(args), args)
 
     def __call__(self, *args, **kwargs):
         if self.static_argnums or self.static_argnames:
@@ -315,7 +297,7 @@ class Jitted(TransformObject):
             return self._second_order(("derivative chain", len(args), levels),
                                       lambda a: nested_derivative(self, a, levels), args)
         if isinstance(fun, Hessian):
-            return self._second_order(("hessian", len(args)), self._hessian, args)
+            return self._second_order(("derivative chain", len(args), (fun.nums[0] % len(args),) * 2), self._hessian, args)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)

@@ -44,21 +44,34 @@ def _innermost(fun):
     return fun
 
 
+def chain_generated(jitted, src, levels: tuple[int, ...], nargs: int):
+    """The one forward-over-reverse builder: the gradient of src along levels[0] with typed tapes,
+    then the jvp along each later level; the outermost compiled with jitted's options. Kept as
+    jitted._gens[("derivative chain", nargs, levels)] (jit(hessian) is the chain (a, a))."""
+    key = ("derivative chain", nargs, levels)
+    gen = jitted._gens.get(key)
+    if gen is None:
+        gen = build(src, "grad", (levels[0],), False, False, GenerateOptions(tapes="per_variable"))
+        for k, a in enumerate(levels[1:], start=1):
+            options = jitted._options(fuse=False) if k == len(levels) - 1 else GenerateOptions(tapes="per_variable")
+            gen = build(gen.fn, "jvp", (a,), False, False, options)
+        jitted._gens[key] = gen
+    return gen
+
+
+def with_defaults(src, args) -> tuple:
+    """The primals a generated jvp takes: the call's arguments, then src's defaults after them."""
+    return tuple(args) + tuple(defaults_after(src, len(args)))
+
+
 def nested_derivative(jitted, args, levels: tuple[int, ...]):
     """jit of a derivative chain (derivative_chain): the innermost gradient in reverse mode with
     typed tapes, each outer derivative the jvp along its argument (forward over reverse, a unit
     tangent for a number; one call per element for the outermost argument when it is an
     array), compiled as one function. Its result nests (value, tangent) pairs: the derivative
     is the tangent's tangent ..."""
-    nargs = len(args)
-    gen = jitted._gens.get(("derivative chain", nargs, levels))
-    if gen is None:
-        gen = build(source_function(_innermost(jitted.fun)), "grad", (levels[0],), False, False,
-                    GenerateOptions(tapes="per_variable"))
-        for k, a in enumerate(levels[1:], start=1):
-            options = jitted._options(fuse=False) if k == len(levels) - 1 else GenerateOptions(tapes="per_variable")
-            gen = build(gen.fn, "jvp", (a,), False, False, options)
-        jitted._gens[("derivative chain", nargs, levels)] = gen
+    src = source_function(_innermost(jitted.fun))
+    gen = chain_generated(jitted, src, levels, len(args))
     ones = (1.0,) * (len(levels) - 2)          # the inner levels' unit tangents (their arguments: numbers)
 
     def pick(out):
@@ -67,14 +80,23 @@ def nested_derivative(jitted, args, levels: tuple[int, ...]):
         return out
     x = np.asarray(args[levels[-1]], dtype=float)
     values, parts = None, []
-    primals = tuple(args) + tuple(defaults_after(source_function(_innermost(jitted.fun)), nargs))
+    primals = with_defaults(src, args)
     for e in unit_basis(x):
-        out = gen.fn(*primals, *ones, e)      # (a generated jvp takes every primal: the defaults too)
+        out = gen.fn(*primals, *ones, e)
         values = pick(out[0])
         parts.append(np.asarray(pick(out[1])))
     grad = np.reshape(np.stack(parts), np.shape(x))
     grad = grad[()] if grad.ndim == 0 else grad
     return (values, grad) if jitted.fun.transform == "value_and_grad" else grad
+
+
+def hessian_columns(jitted, src, a: int, args):
+    """jit(hessian(f)) along argument a: the chain (a, a), one call per column."""
+    gen = chain_generated(jitted, src, (a, a), len(args))
+    x = np.asarray(args[a], dtype=float)
+    primals = with_defaults(src, args)
+    cols = [np.asarray(gen.fn(*primals, e)[1]) for e in unit_basis(x)]
+    return np.reshape(np.stack(cols, axis=-1), np.shape(x) + np.shape(x))
 
 
 def per_example_grad_of_tree(fun: Batched, args) -> bool:
@@ -83,19 +105,6 @@ def per_example_grad_of_tree(fun: Batched, args) -> bool:
     return isinstance(inner, Transformed) and inner.transform == "grad" and not inner.has_aux \
         and not isinstance(inner.fun, (Transformed, Batched)) and fun.out_axes == 0 \
         and any(isinstance(a, dict) for a in args)
-
-
-def grad_of_grad(jitted, args):
-    """jit(grad(grad(f, i), j)) where argument i is a number: forward over reverse, as hessian,
-    the jvp along argument j of the compiled gradient with respect to i (one call per element
-    of argument j)."""
-    outer, inner = jitted.fun, jitted.fun.fun
-    i, j = inner.argnums[0] % len(args), outer.argnums[0] % len(args)
-    gen = jitted.jvp_of_grad("grad of grad", source_function(inner.fun), i, j, len(args))
-    x = np.asarray(args[j], dtype=float)
-    parts = [np.asarray(gen.fn(*args, e)[1]) for e in unit_basis(x)]
-    out = np.reshape(np.stack(parts), np.shape(x))
-    return out[()] if out.ndim == 0 else out
 
 
 def per_example_grads_of_tree(jitted, args):
