@@ -455,6 +455,24 @@ def _outline(g: Generation) -> None:
     g.nf.namespace = numba_cpu.compiled_namespace(g.nf.namespace)
 
 
+def _screen_globals(g: Generation) -> None:
+    """Refuses, before Numba compiles anything, a global value the nopython code reads that Numba has
+    no type for (backends/numba_screen.py): at the user's line, in the time generating takes."""
+    from .backends.numba_screen import describe, first_untyped_global
+    in_object_mode = {id(f) for f in getattr(g.fdef, "s2s_effect_functions", [])}
+    found = first_untyped_global([g.fdef] + [f for f in g.outlined if id(f) not in in_object_mode], g.nf.namespace)
+    if found is None:
+        return
+    stmt, spelled, value = found
+    src = getattr(stmt, "s2s_src", None) or g.nf.source
+    raise src.error(
+        TransformError, f"jit cannot compile {g.parsed.source.qualname}: Numba has no type for `{spelled}` "
+        f"{describe(value)}, which the compiled code would read (generated line: `{emit.to_source(stmt, comments=False).strip().splitlines()[0][:120]}`)",
+        stmt if hasattr(stmt, "s2s_src") else None,
+        hint="compute it outside the jitted function and pass the result (arrays, numbers) as an argument, or "
+             "use jit(f, fallback=True) to run the generated Python")
+
+
 def _restore_regions(g: Generation) -> None:
     from .codegen.regions import restore_regions
     g.fdef = restore_regions(g.fdef, g.nf.namespace)      # (`with`/`try` around differentiated code)
@@ -555,6 +573,7 @@ NUMBA_STAGES: tuple[Stage, ...] = (
     Stage("fuse", _fuse),
     Stage("lower", _lower),
     Stage("outline", _outline),
+    Stage("screen globals", _screen_globals),
     Stage("describe", _describe_compiled),
     Stage("write", functools.partial(_write, imports=False, suffix="_numba")),
     Stage("load", _load_compiled),
