@@ -76,6 +76,18 @@ def gradient_of_a_vector(x):
     return np.sum(np.gradient(x) ** 2 * np.arange(5.0)) + np.sum(np.gradient(x, 0.5) ** 3)
 
 
+X_COORDS = np.array([0.0, 0.3, 0.5, 1.2, 1.4])
+X3_COORDS = np.array([1.0, 1.5, 2.5])
+
+
+def gradient_at_uneven_points(x):
+    return np.sum(np.sin(np.gradient(x, X_COORDS)))
+
+
+def gradient_at_three_uneven_points(x):
+    return np.sum(np.gradient(x, X3_COORDS) ** 2)
+
+
 def builtin_sum_of_a_vector(x):
     return sum(x) ** 2
 
@@ -103,7 +115,7 @@ CASES = [
     (dsplit_pieces, rng.normal(size=(2, 2, 4))), (nan_to_num_of_a_clean_array, V),
     (fftshift_weighted, rng.normal(size=(3, 4))), (ifftshift_one_axis, M),
     (select_with_a_default, np.array([-1.0, -0.2, 0.3, 0.9, 2.0])), (select_of_one_condition, V),
-    (gradient_of_a_vector, rng.normal(size=5)),
+    (gradient_of_a_vector, rng.normal(size=5)), (gradient_at_uneven_points, rng.normal(size=5)),
     (builtin_sum_of_a_vector, V), (builtin_sum_of_rows_with_start, M), (builtin_sum_of_a_list, V),
     (builtin_pow, np.abs(V) + 0.5), (operator_arithmetic, V),
 ]
@@ -137,6 +149,20 @@ JIT_CASES = [CASES[0], CASES[3], CASES[7], CASES[10], CASES[16]]
 @pytest.mark.parametrize("fn, x", JIT_CASES, ids=[fn.__name__ for fn, _ in JIT_CASES])
 def test_jit_grad_equals_grad(fn, x):
     assert_close(s2s.jit(s2s.grad(fn))(x), s2s.grad(fn)(x), rtol=1e-12, atol=1e-12)
+
+
+def test_regression_gradient_at_coordinates_is_numpys():
+    """np.gradient(x, coords) with coords a 1-d array of the points (uneven steps) was computed as if
+    the array were one step: three points gave a value of 3.72 for NumPy's 6.60, and wrong
+    gradients, silently (found by the library-calls survey)."""
+    x = np.array([-0.84733513, 0.10066402, 0.90765091])
+    for fn, arg in ((gradient_at_three_uneven_points, x), (gradient_at_uneven_points, rng.normal(size=5))):
+        assert_close(s2s.value_and_grad(fn)(arg)[0], fn(arg), rtol=1e-12, atol=1e-12)
+        assert_close(s2s.jit(fn)(arg), fn(arg), rtol=1e-12, atol=1e-12)
+        assert_close(s2s.grad(fn)(arg), numeric_grad(fn, (arg,), 0), rtol=1e-6, atol=1e-8, what=fn.__name__)
+        assert_close(s2s.jit(s2s.grad(fn))(arg), s2s.grad(fn)(arg), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        s2s.grad(gradient_at_uneven_points)(np.ones(4))      # (coordinates of another length, as NumPy)
 
 
 def nan_to_num_of_inf_and_nan(x):

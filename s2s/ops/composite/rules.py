@@ -127,12 +127,18 @@ def pinv(a, rcond=None, hermitian=False):
 
 
 def gradient(f, spacing=1.0):
-    # np.gradient of a 1-d array with uniform spacing and edge_order=1 (its defaults): central
-    # differences inside, one-sided at the ends; other ranks and options are refused
+    # np.gradient of a 1-d array with edge_order=1 (its default), spacing a number (uniform) or the
+    # points' coordinates (a 1-d array as long as f): NumPy's second-order differences for uneven
+    # steps inside, one-sided at the ends; other ranks and options are refused.  (No branch on
+    # spacing's rank: compiled code types both sides of one.)
     check_rank(f, 1, "np.gradient")
-    inner = (f[2:] - f[:-2]) / (2.0 * spacing)
-    first = (f[1:2] - f[0:1]) / spacing
-    last = (f[-1:] - f[-2:-1]) / spacing
+    x = np.broadcast_to(spacing, np.shape(f)) * 1.0
+    dx = np.where(np.ndim(spacing) == 0, x[:-1], x[1:] - x[:-1])
+    d1 = dx[:-1]
+    d2 = dx[1:]
+    inner = (-d2 / (d1 * (d1 + d2))) * f[:-2] + ((d2 - d1) / (d1 * d2)) * f[1:-1] + (d1 / (d2 * (d1 + d2))) * f[2:]
+    first = (f[1:2] - f[0:1]) / dx[0:1]
+    last = (f[-1:] - f[-2:-1]) / dx[-1:]
     return np.concatenate((first, inner, last))
 
 
