@@ -91,6 +91,9 @@ class OpBatching:
             if names_in(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
                 return rule_call(rtb.bgetitem, [base, index_expr(value.slice), const(True)])
             return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
+        if isinstance(value, gast.Compare) and all(isinstance(op, (gast.Is, gast.IsNot)) for op in value.ops):
+            # `x is None`: identity, not elementwise; the stacked examples are None iff each one is
+            return self.unbatched(value)
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \
                 UNARY_FN.get(type(value.op)) if isinstance(value, gast.UnaryOp) else None

@@ -83,3 +83,23 @@ def test_jacfwd_of_a_state_update_under_jit():
     want = np.array([[0.0, 1.0], [-0.9 * np.cos(0.3), 0.0]])
     np.testing.assert_allclose(s2s.jacfwd(pendulum)(s, 0.9), want, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(s2s.jit(s2s.jacfwd(pendulum), wait=True)(s, 0.9), want, rtol=1e-14, atol=1e-15)
+
+
+def optional_probabilities(p, q=None):
+    probs = q if p is None else p
+    if probs is not None:
+        probs = np.stack((1.0 - probs, probs), axis=1)
+    return np.sum(np.log(probs) * np.arange(2.0))
+
+
+def test_regression_is_none_of_a_batched_value_is_one_answer_for_the_batch():
+    """`x is None` of a batched argument was taken as a per-example condition: its branches were
+    merged with np.where of an unbatched bool (IndexError in balign, or a bad broadcast), as in
+    scikit-learn's log_loss (`y_proba if y_pred is None ...`). Identity has one answer for all the
+    examples: the branch is taken as in Python."""
+    batch = np.array([[0.2, 0.7, 0.6], [0.3, 0.5, 0.9]])
+    got = s2s.vmap(s2s.grad(optional_probabilities))(batch)
+    want = np.stack([s2s.grad(optional_probabilities)(b) for b in batch])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s2s.vmap(optional_probabilities)(batch),
+                               [optional_probabilities(b) for b in batch], rtol=1e-12)
