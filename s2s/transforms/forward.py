@@ -237,6 +237,11 @@ class ForwardBuilder(DerivativeBuilder):
             else:
                 state[v] = ZERO
             return code
+        if isinstance(value, gast.Constant) and not isinstance(value.value, (bool, str, type(None))):
+            # a number given to a variable that carries a tangent elsewhere: its zero tangent now, so
+            # that a path that leaves it here (an early `return 0.7` in a loop) meets the others with one
+            self.set_tangent(v, rule_call(rt.zeros_like, [name(v)]), state, code, OWNED)
+            return code
         if isinstance(value, (gast.Constant, gast.Compare, gast.Attribute)):
             state[v] = ZERO
             return code

@@ -75,11 +75,10 @@ EXACT = 1e-12      # jit and vmap must not change an answer
 F32_EXACT = 3e-7   # float32 results: float64 computations rounded once (two float32 ulps)
 
 # Constructs the generator leaves out while s2s gets them wrong; each has an xfail regression
-# test below. Remove a name when its bug is fixed.
-#   jvp-constant-early-return: jvp of an early `return <constant>` inside a loop reads the
-#     return value's tangent where it was never assigned (UnboundLocalError)
+# test below. Remove a name when its bug is fixed (none today; jvp-constant-early-return, fixed,
+# is generated again).
 # S2S_PROGRAMS_AVOID overrides the list (comma-separated; empty: check everything).
-_DEFAULT_KNOWN = "jvp-constant-early-return"
+_DEFAULT_KNOWN = ""
 KNOWN_BUGS = frozenset(x for x in os.environ.get("S2S_PROGRAMS_AVOID", _DEFAULT_KNOWN).split(",") if x)
 
 STATS: collections.Counter = collections.Counter()
@@ -694,12 +693,17 @@ def test_regression_vmap_of_a_generator_made_under_a_batched_condition(workdir):
     _vmap_check(R.generator_made_under_a_batched_condition, np.array([-1.2, -0.5, 0.3]), 0.1, grad=True)
 
 
-# Found by the generator's defaults and seeded draws (issue 39): loud errors, not wrong answers.
-# KNOWN_BUGS leaves this one out
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason="jvp-constant-early-return")
+# Found by the generator's defaults and seeded draws (issue 39): jvp of an early `return 0.7` in a
+# loop read a tangent no path had set (UnboundLocalError); fixed: a number given to a variable that
+# carries a tangent elsewhere gets its zero tangent there (transforms/forward.py)
 def test_regression_jvp_of_a_constant_returned_early_in_a_loop(workdir):
-    x, y = np.array([0.1, 0.2]), np.array([0.1, 0.2])
-    s2s.jvp(R.constant_returned_early_in_a_loop, (x, y), (x, y))
+    fn = R.constant_returned_early_in_a_loop
+    for y in (np.array([0.1, 0.2]), np.array([0.5, 0.4])):        # the early return, then the other path
+        x, tx, ty = np.array([0.3, -0.2]), np.array([1.0, 2.0]), np.array([-1.0, 0.5])
+        value, tangent = s2s.jvp(fn, (x, y), (tx, ty))
+        assert value == fn(x, y)
+        want = 0.0 if np.sum(y) < 0.6 else np.sum(ty * x + y * tx)
+        assert tangent == pytest.approx(want, abs=1e-15)
 
 
 # `x = rng.normal(...)` rebinding a differentiated variable was refused (NoRuleError) as if x
