@@ -134,6 +134,7 @@ def register(fn: Any, name: str, **fields) -> OpRule:
     _CHANGES += 1
     if _TABLES_LOADED:
         _USER_KEYS[_key(fn)] = None
+        COMPOSITES.pop(_key(fn), None)      # (a user's rule stands over s2s's definition of the op)
     rule = RULES.get(_key(fn))
     if rule is None:
         rule = OpRule(fn=fn, name=name, defined_in=_registering_module())
@@ -313,6 +314,8 @@ def register_composite(fn: Any, definition: Callable) -> None:
     _CHANGES += 1
     if _TABLES_LOADED:
         _USER_KEYS[_key(fn)] = None
+    elif _key(fn) in _USER_KEYS:
+        return          # (a family loaded late: the rule a user registered for the op stands)
     COMPOSITES[_key(fn)] = definition
     _KEEPALIVE.append(fn)
 
