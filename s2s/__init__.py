@@ -15,6 +15,7 @@ from .runtime.collectives import (all_gather, all_to_all, axis_index, axis_size,
                                   psum, pswapaxes)
 from .custom import adjoint, custom_jvp, custom_vjp, stop_gradient, tangent
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .frontend.library_code import library_code
 from .errors import (ArgumentError, CollectiveError, NoRuleError, NonDifferentiableError, RecursionNotSupportedError,
                      S2SError, TransformError, UnsupportedSyntaxError)
 
@@ -25,5 +26,5 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian"
            "custom_vjp", "custom_jvp", "adjoint", "tangent", "stop_gradient",
            "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "S2SError", "TransformError",
            "UnsupportedSyntaxError", "NoRuleError", "RecursionNotSupportedError",
-           "NonDifferentiableError", "ArgumentError"]
+           "NonDifferentiableError", "ArgumentError", "library_code"]
 __version__ = "0.1.0"

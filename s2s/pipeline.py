@@ -186,9 +186,10 @@ def _unregister_module(name: str, module) -> None:
 def _memo_key(src_fn, transform, argnums, tuple_out, has_aux, options: GenerateOptions) -> tuple:
     """The in-memory cache's key; the disk cache's is made from it (key[2:]).  The rules registered
     by users take part: generated code inlines their templates."""
+    from .frontend.library_code import policy_key
     from .rules.registry import user_rules_fingerprint
     return (src_fn, getattr(src_fn, "__code__", None), transform, argnums, tuple_out, has_aux, options.key(),
-            user_rules_fingerprint())
+            user_rules_fingerprint(), policy_key())
 
 
 def _disk_key(src_fn, key) -> str | None:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import builtins
 import inspect
 import re
-import sysconfig
 import types
 from typing import Any
 
 import gast
+import numpy as np
 
 from .. import runtime as rt
 from ..errors import NoRuleError, RecursionNotSupportedError, TransformError, UnsupportedSyntaxError
@@ -33,6 +33,7 @@ from .containers import container_literal
 from .fence import fence
 from .functions import PyFunction, is_function_object, parameter_names
 from .hooks import composite_of, lookup, method_op
+from .library_code import READ, SKIP, TRY, how_to_read
 from .nodes import iter_nodes, parse_expr
 from .parse import parse_function
 from .resolution import constant, describe, dotted
@@ -81,6 +82,15 @@ class CallInlining:
             if func.attr in VARARG_METHODS and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]
             return self.call_rule(meth, [receiver] + args, node, kws)
+        if isinstance(func, gast.Attribute) and not self.is_local_rooted(func.value) and method_op(func.attr) is not None:
+            # a method of a global array (`W.reshape(2, 3)`, `W.sum()`): its op, as on a local array
+            base = self.try_resolve(func.value)
+            if type(base) is np.ndarray:
+                receiver = self.global_ref(re.sub(r"\W", "_", dotted(func.value)), base, node)
+                args, kws = self.call_arguments(node, out)
+                if func.attr in VARARG_METHODS and len(args) > 1:
+                    args = [gast.Tuple(args, gast.Load())]
+                return self.call_rule(method_op(func.attr), [receiver] + args, node, kws)
         if isinstance(func, gast.Name) and state.frame.rename.get(func.id) in state.aggregates and \
                 state.agg_meta.get(state.frame.rename[func.id], ("",))[0] == "record":
             # a dataclass argument called: `layer(x)` is its class's __call__ with the record as self
@@ -190,10 +200,24 @@ class CallInlining:
                              keywords=[gast.keyword(k, self.emit_literal(v)) for k, v in kws.items()])
             call.s2s_fn = obj
             return copy_loc(call, node)
-        if isinstance(obj, types.FunctionType) and not _library_code(obj):
+        implementation = numpy_implementation(obj)
+        if implementation is not None:
+            # NumPy 2's functions are dispatcher objects (`__array_function__`) around a Python
+            # function: read that function, as for NumPy 1's plain ones
+            return self.inline(implementation, args, kws, node, out)
+        how = how_to_read(obj) if isinstance(obj, types.FunctionType) else SKIP
+        if how == READ:
             return self.inline(obj, args, kws, node, out)
+        if how == TRY:
+            # an installed package's function (frontend/library_code.py): read if s2s can honour it
+            # all, else called as written, as before (its statements so far taken back)
+            mark = len(out)
+            try:
+                return self.inline(obj, args, kws, node, out)
+            except (TransformError, RecursionError):
+                del out[mark:]
         if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType) \
-                and not _library_code(obj.__func__):
+                and how_to_read(obj.__func__) == READ:
             # `self.helper(x)`, `model.loss(x)`: the method, with its object as the first argument
             receiver = self.global_ref(f"{obj.__func__.__name__}_self", obj.__self__, node)
             if isinstance(receiver, gast.Name):
@@ -283,7 +307,8 @@ class CallInlining:
         preferred = re.sub(r"\W", "_", dotted(func) if func is not None else getattr(obj, "__name__", "fn"))
         if self.state.ns.get(preferred) is obj:
             return name(preferred)
-        key = self.state.namer.fresh(preferred.split("_")[-1] or "fn")
+        spelled = dotted(func).split(".")[-1] if func is not None else getattr(obj, "__name__", "fn")
+        key = self.state.namer.fresh(re.sub(r"\W", "_", spelled) or "fn")     # (log_ndtr, not ndtr)
         self.state.ns[key] = obj
         return name(key)
 
@@ -424,9 +449,6 @@ class CallInlining:
         return container_literal([self.build_tree(c, leaves) for c in td[2]], (kind, None, None))
 
 
-_LIBRARY_ROOTS = tuple(p for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-                       if p)
-
 
 def _written_in_place(body: list) -> set[str]:
     """Names a function body writes into by index (`buf[i] = v`, `buf[i] += v`), when it defines no
@@ -442,10 +464,10 @@ def _written_in_place(body: list) -> set[str]:
     return out
 
 
-def _library_code(fn) -> bool:
-    """A function of the standard library or an installed package (logging, a plotting library):
-    s2s runs it as written rather than reading it, except the NumPy/SciPy code its rules stand for."""
-    filename = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    return bool(filename) and filename.startswith(_LIBRARY_ROOTS) and module not in ("s2s", "numpy", "scipy") \
-        and "site-packages/s2s" not in filename
+def numpy_implementation(obj):
+    """The Python function a NumPy dispatcher object (`np.cov`, `np.linalg.multi_dot`: NumPy 2's
+    `_ArrayFunctionDispatcher`) runs for NumPy arrays; None for anything else."""
+    if type(obj).__name__ != "_ArrayFunctionDispatcher":
+        return None
+    implementation = getattr(obj, "_implementation", None)
+    return implementation if isinstance(implementation, types.FunctionType) else None

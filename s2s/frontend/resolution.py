@@ -115,7 +115,7 @@ class NameResolution:
         if isinstance(obj, bool) or obj is None:
             return const(obj)
         self.refuse_foreign_array(preferred, obj, node)      # (np.matrix & co: foreign.py)
-        if obj is np:
+        if obj is np or _numpy_namespace(obj):
             return name("np")
         if isinstance(obj, types.ModuleType):
             raise self.error(UnsupportedSyntaxError, f"cannot use the module `{preferred}` as a value", node)
@@ -201,3 +201,10 @@ def describe(obj) -> str:
     mod = getattr(obj, "__module__", None) or type(obj).__module__
     nm = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     return f"{mod}.{nm}" if mod else str(nm)
+
+
+def _numpy_namespace(obj) -> bool:
+    """The array-API view of NumPy that SciPy's code gets from `xp = array_namespace(x)` for NumPy
+    arrays (array_api_compat's numpy module): NumPy 2 has its names (xp.concat, xp.pow, ...), so it
+    is read as NumPy."""
+    return isinstance(obj, types.ModuleType) and obj.__name__.endswith("array_api_compat.numpy")

@@ -67,7 +67,7 @@ def op_rule(builder, value, s, which: str):
         # code s2s runs as written (frontend/inlining.py), reached by a differentiated value
         callee = getattr(args[0], "id", "this function") if fn is rt.call_opaque else f".{getattr(args[1], 'value', '?')}()"
         held = getattr(getattr(builder, "nf", None), "namespace", {}).get(callee) if fn is rt.call_opaque else None
-        callee = getattr(held, "__qualname__", None) or callee     # (`dict`, not the global `dict1` holding it)
+        callee = getattr(held, "__qualname__", None) or getattr(held, "__name__", None) or callee   # (`dict`, not `dict1`)
         raise builder.error(NoRuleError, f"s2s has no derivative rule for `{callee}` and cannot read its source, "
                             "and a value that depends on the differentiated arguments flows into it", value,
                             "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), rewrite it with "
