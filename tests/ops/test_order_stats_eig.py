@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.errors import NoRuleError, NonDifferentiableError, TransformError
+from s2s.errors import NoRuleError, NonDifferentiableError, TransformError, UnsupportedSyntaxError
 from cases.fd import assert_close, numeric_grad
 
 rng = np.random.default_rng(16)
@@ -169,7 +169,7 @@ def nanmedian_all(x):
 
 
 def test_nanmedian_is_refused():
-    with pytest.raises(NoRuleError, match="np.nanmedian"):
+    with pytest.raises((NoRuleError, UnsupportedSyntaxError), match="np.nanmedian"):   # (its source is read: NumPy 2)
         s2s.grad(nanmedian_all)(_distinct((5,)))
 
 
