@@ -127,6 +127,7 @@ def test_no_helper_numba_compiles_as_is_calls_itself():
 CORPUS_CHILD = COUNTER + textwrap.dedent("""
     import numpy as np
     import s2s
+    from numba.core.registry import CPUDispatcher
     from cases.corpus import CASES, case_ids, case_rng
     from cases.fd import assert_close
     results, mismatches = {{}}, []
@@ -134,12 +135,21 @@ CORPUS_CHILD = COUNTER + textwrap.dedent("""
         if k % {shards} != {shard}:
             continue
         args = factory(case_rng(cid))
+        before = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+        jitted = s2s.jit(s2s.grad(fn, argnums=argnums))
         try:
-            got = s2s.jit(s2s.grad(fn, argnums=argnums))(*args)
+            got = jitted(*args)
         except s2s.S2SError as exc:          # refused the same way in both processes
             results[cid] = ["refused: " + type(exc).__name__]
             continue
         results[cid] = leaves(got)
+        for i, (a, b) in enumerate(zip(args, before)):
+            if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=True):
+                mismatches.append(f"{{cid}}: jit(grad) modified argument {{i}}")
+        compiled = [g.fn for key, g in jitted._gens.items() if key[0] == len(args)]
+        if compiled and not all(isinstance(c, CPUDispatcher) and c.targetoptions.get("nopython") is True
+                                and c.nopython_signatures for c in compiled):
+            mismatches.append(f"{{cid}}: jit(grad) is not nopython machine code: {{compiled}}")
         want = s2s.grad(fn, argnums=argnums)(*args)       # the generated Python, unjitted
         try:
             for g, w in zip(leaves(got), leaves(want), strict=True):
@@ -155,9 +165,10 @@ SHARDS = 3     # (each process compiles s2s's helpers again: fewer, longer shard
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_warm_cache_whole_corpus_jit_grad(tmp_path, shard):
     """Every corpus case's jit(grad) twice, in two processes on one cache: each equals the
-    unjitted grad (1e-12), and the second process loads every compiled function (no compilation,
-    no crash) and gives bit-identical gradients.  (This is the corpus's jit(grad) == grad test:
-    one compilation of each case serves both checks.)"""
+    unjitted grad (1e-12), leaves its arguments as they were, is nopython machine code, and the
+    second process loads every compiled function (no compilation, no crash) and gives
+    bit-identical gradients.  (This is the corpus's jit(grad) == grad test: one compilation of each
+    case serves all the checks; tests/jit/test_jit.py checks jit(f) of the corpus.)"""
     code = CORPUS_CHILD.format(shards=SHARDS, shard=shard)
     first, _ = _child(code, tmp_path / "cache")
     assert not first["mismatches"], "\n".join(first["mismatches"])

@@ -21,7 +21,7 @@ on it (all of them on the same program):
 Constructs s2s still gets wrong are left out or their checks skipped (KNOWN_BUGS below, each
 with an xfail regression test at the end of this file), so that the CI profile passes.
 
-The jit properties (2, 3 and jit of 5) run on a deterministic eighth of the programs in CI (a
+The jit properties (2, 3 and jit of 5) run on a deterministic sixteenth of the programs in CI (a
 quarter in the soak), the hessian on a quarter of the scalar-x programs (half in the soak):
 compiling and generating are most of the time.
 Any failure prints the program and its arguments (paste them into tests/cases/random_regressions.py).
@@ -30,7 +30,7 @@ Profiles (environment variables):
     (none)             CI: 8 shards x 40 programs, fixed seeds.
     S2S_SOAK=1         10,000 programs.
     S2S_PROGRAMS=N     N programs in all.
-    S2S_PROGRAMS_JIT=K jit properties on 1 in K programs (default 8, soak 4; 1: all).
+    S2S_PROGRAMS_JIT=K jit properties on 1 in K programs (default 16, soak 4; 1: all).
     S2S_PROGRAMS_HESSIAN=K  hessian on 1 in K scalar-x programs (default 4, soak 2).
     S2S_PROGRAMS_SEED=S another fixed seed (the CI seed is 0).
     S2S_PROGRAMS_COLLECT=FILE   append failures to FILE (one JSON object a line) instead of
@@ -65,7 +65,7 @@ SHARDS = 8 if TOTAL <= 1000 else 16
 PER_SHARD = math.ceil(TOTAL / SHARDS)
 # CI: jit on 1 program in 8, hessian on 1 scalar-x program in 4 (compiling is ~3/4 of the time; the
 # jit properties still run on 40 programs); the soak: 1 in 4 and 1 in 2
-JIT_EVERY = int(os.environ.get("S2S_PROGRAMS_JIT") or (4 if SOAK else 8))
+JIT_EVERY = int(os.environ.get("S2S_PROGRAMS_JIT") or (4 if SOAK else 16))
 HESSIAN_EVERY = int(os.environ.get("S2S_PROGRAMS_HESSIAN") or (2 if SOAK else 4))
 BASE_SEED = int(os.environ.get("S2S_PROGRAMS_SEED") or 0)
 COLLECT = os.environ.get("S2S_PROGRAMS_COLLECT")
