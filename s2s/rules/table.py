@@ -5,7 +5,7 @@ It also hands lookups down to normalization (frontend/hooks.py), which must not 
 from .registry import OpRule, attribute_op, composite_of, lookup, method_op, operator_ops, record_of, register, RULES  # noqa: F401,E501
 # each family's rules.py registers its ops when imported (s2s/ops/<family>/)
 from ..ops.composite import rules as _composite  # noqa: F401
-from ..ops.composite import library as _library  # noqa: F401
+from ..ops.composite import library_forms as _library_forms  # noqa: F401
 from ..ops.elementwise import rules as _elementwise  # noqa: F401
 from ..ops.reductions import rules as _reductions  # noqa: F401
 from ..ops.linalg import rules as _linalg  # noqa: F401
@@ -22,11 +22,11 @@ def _load_scipy_families() -> None:
 
 
 def _load_scipy_optimize() -> None:
-    from ..ops.composite import scipy_library as _scipy_library  # noqa: F401
+    from ..ops.composite import scipy_forms as _scipy_forms  # noqa: F401
 
 
 def _load_sklearn() -> None:
-    from ..ops.composite import sklearn_library as _sklearn_library  # noqa: F401
+    from ..ops.composite import sklearn_forms as _sklearn_forms  # noqa: F401
 
 
 # scipy.special's and scipy.stats's ops register once the user's code imported scipy.special,

@@ -121,6 +121,9 @@ class ForwardBuilder(DerivativeBuilder):
         fdef = self.nf.node
         body = list(fdef.body)
         ret = body.pop()
+        # the returned variables: given a value without a tangent (an early `return 0.7` or `return
+        # scale` in a loop), they get their zero tangent there, so that every path leaves them one
+        self.returned = {n.id for n in iter_nodes(ret.value) if isinstance(n, gast.Name)}
         self.active = varied(body, self.spec.wrt)
         self.fresh_arrays = fresh_arrays(body)
         for st, var, arr in alias_conflicts(body, read_after=True):
@@ -178,6 +181,8 @@ class ForwardBuilder(DerivativeBuilder):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             v = s.targets[0].id
             code = [s] + self.tangent_of(v, s.value, s, state)
+            if v in getattr(self, "returned", ()) and v in self.active and state.get(v) == ZERO:
+                self.set_tangent(v, rule_call(rt.zeros_like, [name(v)]), state, code, OWNED)
             defined.add(v)
             return code
         if isinstance(s, gast.Assign):
@@ -236,11 +241,6 @@ class ForwardBuilder(DerivativeBuilder):
                 self.set_tangent(v, name(self.tan(value.id)), state, code, MAYBE if state[value.id] == MAYBE else SHARED)
             else:
                 state[v] = ZERO
-            return code
-        if isinstance(value, gast.Constant) and not isinstance(value.value, (bool, str, type(None))):
-            # a number given to a variable that carries a tangent elsewhere: its zero tangent now, so
-            # that a path that leaves it here (an early `return 0.7` in a loop) meets the others with one
-            self.set_tangent(v, rule_call(rt.zeros_like, [name(v)]), state, code, OWNED)
             return code
         if isinstance(value, (gast.Constant, gast.Compare, gast.Attribute)):
             state[v] = ZERO

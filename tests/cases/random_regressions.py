@@ -450,3 +450,12 @@ def draw_rebinds_argument(x, y):
     x = np.sin(x)
     x = np.random.default_rng(0).normal(0.0, 0.5, 3)
     return np.sum(x) + y
+
+
+def argument_returned_early_in_a_loop(x, y, scale=0.7):
+    # jvp: `return scale` (no tangent) in a loop left result_dot unbound, as `return 0.7` did
+    for i1 in range(1):
+        if np.sum(y) < 0.6:
+            return scale
+    y = np.tanh(y[1] / (1.0 + x[1] * x[1])) + x
+    return np.sum(scale) + np.sum(y)

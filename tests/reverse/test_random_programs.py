@@ -706,6 +706,21 @@ def test_regression_jvp_of_a_constant_returned_early_in_a_loop(workdir):
         assert tangent == pytest.approx(want, abs=1e-15)
 
 
+# the same with `return scale` (a parameter left at its default), found by CI's random programs
+# right after the fix above covered only numbers: every value given to a returned variable now
+def test_regression_jvp_of_an_argument_returned_early_in_a_loop(workdir):
+    fn = R.argument_returned_early_in_a_loop
+    x, tx, ty = np.array([-0.86, -0.73]), np.array([1.0, 2.0]), np.array([-1.0, 0.5])
+    for y in (np.array([-0.05, 0.26]), np.array([0.5, 0.4])):
+        value, tangent = s2s.jvp(fn, (x, y), (tx, ty))
+        assert value == fn(x, y)
+        for n in range(2):
+            t = (tx, ty)[n]
+            g = s2s.grad(fn, argnums=n)(x, y)
+            assert np.sum(s2s.jvp(fn, (x, y), (tx * (n == 0), ty * (n == 1)))[1]) == pytest.approx(np.sum(g * t),
+                                                                                                abs=1e-12)
+
+
 # `x = rng.normal(...)` rebinding a differentiated variable was refused (NoRuleError) as if x
 # flowed into the call; fixed: a call of code s2s does not read that no derivative reaches is a
 # constant (transforms/forward.py, reverse.py)

@@ -11,7 +11,7 @@ be transformed again.  Nothing registers when scipy is not installed.
 import numpy as np
 
 from . import helpers as xh
-from ...rules.registry import adjoint, nondiff, register_composite, tangent
+from ...rules.registry import adjoint, nondiff, tangent
 
 try:
     import scipy.special as sp
@@ -378,11 +378,3 @@ if sp is not None:
 
 # Readable (differentiated through): logsumexp_weights logsumexp_vjp_b softmax_vjp multigammaln_grad.
 
-
-def ndtr(x):
-    # the standard normal CDF, as cephes computes it away from 0: erfc of -x / sqrt(2), halved
-    return 0.5 * sp.erfc(-x * 0.7071067811865476)
-
-
-if sp is not None:
-    register_composite(sp.ndtr, ndtr)

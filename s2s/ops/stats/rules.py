@@ -291,3 +291,18 @@ def _install() -> None:
 
 if HAVE_SCIPY:
     defer_composites("scipy.stats", _install)
+
+
+def ndtr(x):
+    # the standard normal CDF, as cephes computes it away from 0: erfc of -x / sqrt(2), halved
+    return 0.5 * erfc(-x * _SQRT_HALF)
+
+
+def log_ndtr(x):
+    return _log_ndtr(x)
+
+
+if HAVE_SCIPY:       # (this module loads once the user's code imported scipy.special: rules/table.py)
+    import scipy.special as _sp
+    register_composite(_sp.ndtr, ndtr)
+    register_composite(_sp.log_ndtr, log_ndtr)
