@@ -110,10 +110,11 @@ class _Walk:
         if isinstance(value, dict):
             if len(value) > 4096:
                 raise _TooBig
-            items = sorted((self.value(k, depth + 1), self.value(v, depth + 1)) for k, v in value.items())
+            # (a snapshot: reading a value can import a module lazily, adding to the dict being read)
+            items = sorted((self.value(k, depth + 1), self.value(v, depth + 1)) for k, v in list(value.items()))
             return f"{type(value).__qualname__}{{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
         if isinstance(value, (set, frozenset)):
-            return f"{type(value).__qualname__}{{" + ",".join(sorted(self.value(v, depth + 1) for v in value)) + "}"
+            return f"{type(value).__qualname__}{{" + ",".join(sorted(self.value(v, depth + 1) for v in list(value))) + "}"
         if isinstance(value, types.ModuleType):
             return "module:" + value.__name__
         if isinstance(value, types.FunctionType):

@@ -28,7 +28,7 @@ import numpy as np
 from .. import runtime as rt
 from ..errors import NoRuleError, RecursionNotSupportedError, TransformError, UnsupportedSyntaxError
 from .ast_build import assign, assigned_names, const, copy_loc, name, scope_locals
-from .anf import PURE_BUILTINS, STR_METHODS
+from .anf import PURE_BUILTINS, STR_METHODS, UNKNOWN
 from .containers import container_literal
 from .fence import fence
 from .functions import PyFunction, is_function_object, parameter_names
@@ -176,6 +176,10 @@ class CallInlining:
             known = self.folded_call(obj, args, kws)
             if known is not None:         # int("12"), len("abc") of constants: computed now
                 return known
+        if obj is builtins.isinstance and len(args) == 2 and not kws:
+            known = self.folded_isinstance(*args)
+            if known is not None:         # isinstance(mode, str) of a constant s2s knows: decided now
+                return known
         higher = self.call_higher_order(obj, args, kws, node, out)
         if higher is not NotImplemented:
             return higher
@@ -239,6 +243,22 @@ class CallInlining:
         raise self.error(
             NoRuleError, f"s2s has no derivative rule for `{what}` ({describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
+
+    def folded_isinstance(self, value, classes):
+        """`isinstance(value, classes)` as a constant when value is one s2s knows (a string, a
+        number, None) and classes names classes; None otherwise."""
+        known = self.known_value(value)
+        if known is UNKNOWN:
+            return None
+
+        def class_of(atom):
+            held = self.state.ns.get(atom.id) if isinstance(atom, gast.Name) else None
+            return held if isinstance(held, type) else None
+        parts = classes.elts if isinstance(classes, gast.Tuple) else [classes]
+        found = [class_of(p) for p in parts]
+        if any(c is None for c in found):
+            return None
+        return const(isinstance(known, tuple(found)))
 
     def local_aggregate(self, node: gast.Name) -> bool | None:
         """None if `node` names no local of the function; else whether the function built it as a

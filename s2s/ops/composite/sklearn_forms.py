@@ -46,12 +46,22 @@ def r2_score(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average
 
 
 def log_loss(y_true, y_proba=None, *, normalize=True, sample_weight=None, labels=None, y_pred=None, eps=None):
-    probabilities = y_pred if y_proba is None else y_proba
+    # (y_pred: the argument's name before scikit-learn 1.9; a branch on the default None is decided
+    # when s2s reads the code, so compiled code sees one array)
+    if y_pred is not None:
+        return _log_loss(y_true, y_pred, normalize, sample_weight, labels)
+    return _log_loss(y_true, y_proba, normalize, sample_weight, labels)
+
+
+def _log_loss(y_true, probabilities, normalize, sample_weight, labels):
     classes = np.unique(y_true if labels is None else labels)
     one_hot = (np.reshape(y_true, (-1, 1)) == np.reshape(classes, (1, -1))) * 1.0
-    if np.ndim(probabilities) == 1:
-        probabilities = np.stack((1.0 - probabilities, probabilities), axis=1)
-    clipped = np.clip(probabilities, _EPS, 1.0 - _EPS)
+    # (n,) or (n, 1): the positive class's probability, the negative one's put first, as scikit-learn
+    # does (no branch on the rank: compiled code types both sides of one)
+    columns = np.reshape(probabilities, (np.shape(probabilities)[0], -1))
+    if np.shape(columns)[1] == 1:
+        columns = np.concatenate((1.0 - columns, columns), axis=1)
+    clipped = np.clip(columns, _EPS, 1.0 - _EPS)
     loss = -np.sum(one_hot * np.log(clipped), axis=1)
     if normalize:
         return np.average(loss, weights=sample_weight)
