@@ -131,15 +131,15 @@ def test_rules_md_excerpts_are_real(tmp_path):
     hypot_example = _block_before(text, pos, "python")
     hypot_excerpt = _block_after(text, pos, "python")
     probit = _block_before(text, _find(text, "The template's parameters mirror the function's"), "python")
-    contains = re.search(r"s2s\.show\(probit_loss\) contains\n\s*#\s+(.*)\n", probit)
+    contains = re.search(r"s2s\.show\(probit_scores\) contains\n\s*#\s+(.*)\n", probit)
     assert contains, "docs/rules.md: the probit example no longer says what its s2s.show contains"
-    probit_code = probit[:probit.index("s2s.grad(probit_loss)")]
+    probit_code = probit[:probit.index("s2s.grad(probit_scores)")]
     (tmp_path / "hypot_demo.py").write_text("import numpy as np\nimport s2s\n\n" + hypot_example, encoding="utf-8")
     (tmp_path / "probit_demo.py").write_text(probit_code, encoding="utf-8")
     driver = ("import sys\n"
               "import s2s, hypot_demo, probit_demo\n"
               "sys.stdout.write(s2s.show(hypot_demo.f, argnums=(0, 1)) + '\\n=====\\n'"
-              " + s2s.show(probit_demo.probit_loss))\n")
+              " + s2s.show(probit_demo.probit_scores))\n")
     proc = _run(tmp_path, [sys.executable, "-c", driver])
     assert proc.returncode == 0, proc.stdout
     hypot_out, probit_out = proc.stdout.split("\n=====\n")
