@@ -238,6 +238,10 @@ def jvp_pair(fun: Callable, primals, tangents):
     """s2s.jvp with primals and tangents: `(fun(*primals), J @ tangents)` from the generated jvp."""
     if primals is None or tangents is None:
         raise ArgumentError("jvp takes both primals and tangents (or neither, for the tangent function)")
+    for what, given in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(given, (tuple, list)):
+            raise ArgumentError(f"jvp takes {what} as a tuple, one entry per argument of the function (as JAX): "
+                                f"s2s.jvp(f, (x,), (t,)), not s2s.jvp(f, x, t); got a {type(given).__name__}")
     if any(not pytree.is_leaf(pytree.tree_flatten(p)[1]) for p in primals):
         return _jvp_tree(fun, tuple(primals), tuple(tangents))
     (primals, tangents), low = precision.widen((tuple(primals), tuple(tangents)))

@@ -410,3 +410,20 @@ def test_bad_functions_run_under_plain_python():
     assert list(uses_yield(1.0)) == [2.0]
     assert recursive_power(2.0, 3) == 8.0
     assert uses_frexp(4.0) == 2.0
+
+
+def _sine_sum(x):
+    return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("primals, tangents", [
+    (np.array([0.1, 0.2]), np.array([1.0, 0.0])),      # arrays, not tuples of arrays
+    (0.5, 1.0),                                          # numbers
+    ((np.array([0.1, 0.2]),), np.array([1.0, 0.0])),    # tangents alone untupled
+], ids=["arrays", "numbers", "tangents"])
+def test_jvp_with_untupled_primals_says_to_tuple_them(primals, tangents):
+    """s2s.jvp(f, x, t) said "argnums=1 is out of range" (x's rows taken for arguments)."""
+    with pytest.raises(ArgumentError, match=r"as a tuple, one entry per argument .*s2s\.jvp\(f, \(x,\), \(t,\)\)"):
+        s2s.jvp(_sine_sum, primals, tangents)
+    value, tangent = s2s.jvp(_sine_sum, (np.array([0.1, 0.2]),), (np.array([1.0, 0.0]),))
+    assert tangent == pytest.approx(np.cos(0.1))
