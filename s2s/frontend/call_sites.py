@@ -21,20 +21,31 @@ import sysconfig
 
 from . import hooks
 
-_LIBRARY_ROOTS = tuple(sorted({os.path.join(os.path.realpath(p), "") for p in (
-    sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")) if p}))
+def _roots(*kinds: str) -> tuple[str, ...]:
+    return tuple(sorted({os.path.join(os.path.realpath(p), "") for p in (
+        sysconfig.get_paths().get(k) for k in kinds) if p}))
+
+
+_PACKAGE_ROOTS = _roots("purelib", "platlib")
+_STDLIB_ROOTS = _roots("stdlib", "platstdlib")
 _S2S_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
+
+
+def library_kind(filename: str) -> str | None:
+    """"package" (an installed package, or s2s itself), "stdlib", or None: the user's code."""
+    if not filename or filename.startswith("<"):
+        return None
+    path = os.path.realpath(filename)
+    parts = path.split(os.sep)
+    if path.startswith(_S2S_ROOT) or "site-packages" in parts or "dist-packages" in parts \
+            or path.startswith(_PACKAGE_ROOTS):
+        return "package"        # (checked first: the packages' folder may lie inside the stdlib's)
+    return "stdlib" if path.startswith(_STDLIB_ROOTS) else None
 
 
 def is_library_file(filename: str) -> bool:
     """A file of the standard library, an installed package or s2s itself: not the user's code."""
-    if not filename or filename.startswith("<"):
-        return False
-    path = os.path.realpath(filename)
-    if path.startswith(_S2S_ROOT):
-        return True
-    parts = path.split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts or path.startswith(_LIBRARY_ROOTS)
+    return library_kind(filename) is not None
 
 
 def is_generated_file(filename: str) -> bool:

@@ -15,8 +15,7 @@ The choice decides the generated code, so `policy_key()` is part of the cache ke
 """
 from __future__ import annotations
 
-import os
-import sysconfig
+from .call_sites import library_kind
 
 READ = "read"           # inline it; its refusals are errors
 TRY = "try"             # inline it if s2s can; else call it as written
@@ -27,11 +26,6 @@ _SIDE_EFFECT_PACKAGES = frozenset({
     "matplotlib", "seaborn", "plotly", "bokeh", "tqdm", "wandb", "mlflow", "tensorboard", "tensorboardX",
     "IPython", "ipywidgets", "rich", "click", "pytest", "hypothesis", "numba", "llvmlite", "gast", "pandas",
     "torch", "jax", "jaxlib", "tensorflow", "mpi4py", "numba_mpi"})
-
-_PACKAGES = tuple(sorted({os.path.join(os.path.realpath(p), "") for p in (
-    sysconfig.get_paths().get(k) for k in ("purelib", "platlib")) if p}))
-_STDLIB = tuple(sorted({os.path.join(os.path.realpath(p), "") for p in (
-    sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")) if p}))
 
 _USER_READ: set[str] = set()
 _USER_SKIP: set[str] = set()
@@ -58,28 +52,17 @@ def policy_key() -> tuple:
     return tuple(sorted(_USER_READ)), tuple(sorted(_USER_SKIP))
 
 
-def _where(filename: str) -> str:
-    """'package' (installed), 'stdlib', or 'user'."""
-    path = os.path.realpath(filename)
-    parts = path.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts or path.startswith(_PACKAGES):
-        return "package"
-    if path.startswith(_STDLIB):
-        return "stdlib"
-    return "user"
-
-
 def how_to_read(fn) -> str:
     """READ, TRY or SKIP for a plain Python function."""
     filename = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
     package = (getattr(fn, "__module__", None) or "").split(".")[0]
     if package in _USER_SKIP:
         return SKIP
-    if package in _USER_READ or package in _ALWAYS_READ or package == "s2s" or not filename:
+    if package in _USER_READ or package in _ALWAYS_READ or package == "s2s":
         return READ
-    where = _where(filename)
-    if where == "user":
-        return READ
-    if where == "stdlib" or package in _SIDE_EFFECT_PACKAGES:
+    kind = library_kind(filename)
+    if kind is None:
+        return READ           # (the user's code)
+    if kind == "stdlib" or package in _SIDE_EFFECT_PACKAGES:
         return SKIP
     return TRY
