@@ -36,7 +36,7 @@ from ..frontend.annotations import BATCHED, SECTION, getanno, setanno
 from ..frontend.ast_build import assign, const, copy_loc, name, namer_for, walk_stmts as _walk_stmts
 from ..frontend.normalize import NormalizedFunction
 from ..rules.batch_rules import batch_kind
-from .batching_ops import NoArrayForm, OpBatching
+from .batching_ops import NoArrayForm, OpBatching, identity_test
 from .common import expr_stmt, index_expr, rule_call
 from ..frontend.nodes import clone, iter_nodes, names_in
 
@@ -179,8 +179,8 @@ class BatchBuilder(OpBatching):
                 return value.args[0].id in batched
         if isinstance(value, gast.Attribute):
             return False
-        if isinstance(value, gast.Compare) and all(isinstance(op, (gast.Is, gast.IsNot)) for op in value.ops):
-            return False        # `x is None`: one answer for all the examples (batching_ops.py)
+        if identity_test(value):
+            return False        # `x is None`: one answer for all the examples
         return bool(names_in(value) & batched)
 
     # ----- entry -----------------------------------------------------------------

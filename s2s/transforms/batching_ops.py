@@ -41,6 +41,12 @@ class NoArrayForm(Exception):
         self.node = node
 
 
+def identity_test(value) -> bool:
+    """`x is None`, `a is not b`: identity, not elementwise. Of batched values it has one answer for
+    the whole batch (the stacked examples are None iff each one is)."""
+    return isinstance(value, gast.Compare) and all(isinstance(op, (gast.Is, gast.IsNot)) for op in value.ops)
+
+
 def _operands(value) -> list:
     if isinstance(value, gast.BinOp):
         return [value.left, value.right]
@@ -91,8 +97,7 @@ class OpBatching:
             if names_in(value.slice):   # a variable index may be an array (advanced indexing): decide at run time
                 return rule_call(rtb.bgetitem, [base, index_expr(value.slice), const(True)])
             return gast.Subscript(base, self.batched_index(value.slice), gast.Load())
-        if isinstance(value, gast.Compare) and all(isinstance(op, (gast.Is, gast.IsNot)) for op in value.ops):
-            # `x is None`: identity, not elementwise; the stacked examples are None iff each one is
+        if identity_test(value):
             return self.unbatched(value)
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             fn = BINOP_FN.get(type(value.op)) if isinstance(value, gast.BinOp) else \

@@ -32,17 +32,26 @@ declare(builtins.len, batch_rule=lambda value: rule_call(rtb.blen, [value.args[0
 # per-example loop (the Jacobian of `np.array([s[1], -np.sin(s[0])])`, a pendulum's state).
 # These rules take (call node, expand) and return None where the call has another form (axis
 # not a constant, nested lists, a dtype), which then runs per example.
+def _batched_axis(axis: int) -> int:
+    """An example's axis in the batch (axis 0 the batch's): non-negative ones move up by one."""
+    return axis + 1 if axis >= 0 else axis
+
+
+def _nested(elts) -> bool:
+    return any(isinstance(e, (gast.List, gast.Tuple, gast.Starred)) for e in elts)
+
+
 def _axis(value, default):
     given = [k.value for k in value.keywords if k.arg == "axis"] + list(value.args[1:2])
     axis = given[0] if given else const(default)
     if not (isinstance(axis, gast.Constant) and type(axis.value) is int):
         return None
-    return axis.value + 1 if axis.value >= 0 else axis.value
+    return _batched_axis(axis.value)
 
 
 def _flat_elements(value, allowed_keywords):
     seq = value.args[0]
-    if any(isinstance(e, (gast.List, gast.Tuple, gast.Starred)) for e in seq.elts) or not seq.elts:
+    if _nested(seq.elts) or not seq.elts:
         return None
     for k in value.keywords:
         if k.arg not in allowed_keywords:
@@ -81,13 +90,12 @@ def _stack_vjp(value, expand):
     if not (isinstance(arrays, (gast.List, gast.Tuple)) and isinstance(axis, gast.Constant)
             and type(axis.value) is int) or value.keywords:
         return None
-    return rule_call(np.moveaxis, [expand(g), const(axis.value + 1 if axis.value >= 0 else axis.value), const(1)])
+    return rule_call(np.moveaxis, [expand(g), const(_batched_axis(axis.value)), const(1)])
 
 
 def _array_vjp(value, expand):
     g, obj = value.args
-    if not isinstance(obj, (gast.List, gast.Tuple)) or value.keywords or any(
-            isinstance(e, (gast.List, gast.Tuple, gast.Starred)) for e in obj.elts):
+    if not isinstance(obj, (gast.List, gast.Tuple)) or value.keywords or _nested(obj.elts):
         return None
     return expand(g)
 
