@@ -79,18 +79,14 @@ class CallInlining:
                 # a method s2s has no rule for (`rs.randn(3)`, `x.argsort()`): called as written, its
                 # result a constant unless a differentiated value flows in (refused then)
                 return self.call_rule(rt.call_method, [receiver, const(func.attr)] + args, node, kws)
-            if func.attr in VARARG_METHODS and len(args) > 1:
-                args = [gast.Tuple(args, gast.Load())]
-            return self.call_rule(meth, [receiver] + args, node, kws)
+            return self.method_op_call(meth, func.attr, receiver, args, kws, node)
         if isinstance(func, gast.Attribute) and not self.is_local_rooted(func.value) and method_op(func.attr) is not None:
             # a method of a global array (`W.reshape(2, 3)`, `W.sum()`): its op, as on a local array
             base = self.try_resolve(func.value)
             if type(base) is np.ndarray:
                 receiver = self.global_ref(re.sub(r"\W", "_", dotted(func.value)), base, node)
                 args, kws = self.call_arguments(node, out)
-                if func.attr in VARARG_METHODS and len(args) > 1:
-                    args = [gast.Tuple(args, gast.Load())]
-                return self.call_rule(method_op(func.attr), [receiver] + args, node, kws)
+                return self.method_op_call(method_op(func.attr), func.attr, receiver, args, kws, node)
         if isinstance(func, gast.Name) and state.frame.rename.get(func.id) in state.aggregates and \
                 state.agg_meta.get(state.frame.rename[func.id], ("",))[0] == "record":
             # a dataclass argument called: `layer(x)` is its class's __call__ with the record as self
@@ -243,6 +239,12 @@ class CallInlining:
         raise self.error(
             NoRuleError, f"s2s has no derivative rule for `{what}` ({describe(obj)}) and cannot read its source",
             node, "register a rule (@s2s.custom_vjp with f.defvjp, or @s2s.adjoint), or rewrite it with NumPy operations s2s knows")
+
+    def method_op_call(self, meth, method: str, receiver, args: list, kws: dict, node):
+        """`receiver.method(*args)` as its op's call (`x.reshape(2, 3)`: the shape as one tuple)."""
+        if method in VARARG_METHODS and len(args) > 1:
+            args = [gast.Tuple(args, gast.Load())]
+        return self.call_rule(meth, [receiver] + args, node, kws)
 
     def folded_isinstance(self, value, classes):
         """`isinstance(value, classes)` as a constant when value is one s2s knows (a string, a

@@ -28,7 +28,8 @@ from .calls import bind_keywords, binds_by_position, caller_stacklevel, check_ar
 from .grad import Transformed
 from .jacobians import Hessian, Jacobian
 from . import tiers
-from .jit_nested import derivative_chain, hessian_columns, nested_derivative, per_example_grad_of_tree, per_example_grads_of_tree
+from .jit_nested import (chain_key, derivative_chain, hessian_columns, nested_derivative, per_example_grad_of_tree,
+                         per_example_grads_of_tree)
 from .sources import TransformObject, source_function
 from .static_args import normalize_static, rebuild, split_call, static_wrapper
 from .vmap import Batched
@@ -294,10 +295,9 @@ class Jitted(TransformObject):
         fun = self.fun
         levels = derivative_chain(fun, args)
         if levels is not None:
-            return self._second_order(("derivative chain", len(args), levels),
-                                      lambda a: nested_derivative(self, a, levels), args)
+            return self._second_order(chain_key(len(args), levels), lambda a: nested_derivative(self, a, levels), args)
         if isinstance(fun, Hessian):
-            return self._second_order(("derivative chain", len(args), (fun.nums[0] % len(args),) * 2), self._hessian, args)
+            return self._second_order(chain_key(len(args), (fun.nums[0] % len(args),) * 2), self._hessian, args)
         if isinstance(fun, Transformed) and not isinstance(fun.fun, (Transformed, Batched)) and any(
                 0 <= a < len(args) and not pytree.is_leaf(pytree.tree_flatten(args[a])[1]) for a in fun.argnums):
             return fun._call_tree(args, wrap=self._wrap_inner)

@@ -44,11 +44,16 @@ def _innermost(fun):
     return fun
 
 
+def chain_key(nargs: int, levels: tuple[int, ...]) -> tuple:
+    """Where a Jitted keeps a derivative chain's generated code (its _gens)."""
+    return ("derivative chain", nargs, levels)
+
+
 def chain_generated(jitted, src, levels: tuple[int, ...], nargs: int):
     """The one forward-over-reverse builder: the gradient of src along levels[0] with typed tapes,
     then the jvp along each later level; the outermost compiled with jitted's options. Kept as
     jitted._gens[("derivative chain", nargs, levels)] (jit(hessian) is the chain (a, a))."""
-    key = ("derivative chain", nargs, levels)
+    key = chain_key(nargs, levels)
     gen = jitted._gens.get(key)
     if gen is None:
         gen = build(src, "grad", (levels[0],), False, False, GenerateOptions(tapes="per_variable"))
