@@ -110,6 +110,7 @@ class ForwardBuilder(DerivativeBuilder):
     def __init__(self, nf: NormalizedFunction, spec: ForwardSpec):
         super().__init__(nf)
         self.spec = spec
+        self.returned: set[str] = set()      # (build: the variables the function returns)
 
     def spell_deriv(self, var: str) -> str:
         return var + "_dot"
@@ -181,7 +182,7 @@ class ForwardBuilder(DerivativeBuilder):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             v = s.targets[0].id
             code = [s] + self.tangent_of(v, s.value, s, state)
-            if v in getattr(self, "returned", ()) and v in self.active and state.get(v) == ZERO:
+            if v in self.returned and v in self.active and state.get(v) == ZERO:
                 self.set_tangent(v, rule_call(rt.zeros_like, [name(v)]), state, code, OWNED)
             defined.add(v)
             return code

@@ -377,4 +377,3 @@ if sp is not None:
         t[y] = -t[x] * 0.8862269254527579 * np.exp(y * y)
 
 # Readable (differentiated through): logsumexp_weights logsumexp_vjp_b softmax_vjp multigammaln_grad.
-

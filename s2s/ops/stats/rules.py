@@ -298,11 +298,7 @@ def ndtr(x):
     return 0.5 * erfc(-x * _SQRT_HALF)
 
 
-def log_ndtr(x):
-    return _log_ndtr(x)
-
-
 if HAVE_SCIPY:       # (this module loads once the user's code imported scipy.special: rules/table.py)
     import scipy.special as _sp
     register_composite(_sp.ndtr, ndtr)
-    register_composite(_sp.log_ndtr, log_ndtr)
+    register_composite(_sp.log_ndtr, _log_ndtr)
